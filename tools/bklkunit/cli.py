@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Argument parsing and the verbs; the work is done in the other modules."""
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+from . import paths, tree
+from .errors import UserError
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+	p.add_argument('--cache-dir', default=None,
+		       help=f'cache for the tree, builds and results (default: ${paths.CACHE_ENV}, '
+			    'else $XDG_CACHE_HOME/bkl-kunit, else ~/.cache/bkl-kunit)')
+	p.add_argument('--no-install', action='store_true',
+		       help='never run apt-get; print the command instead')
+
+
+def cmd_prepare(args: argparse.Namespace) -> int:
+	prep = tree.prepare(paths.cache_dir(args.cache_dir), allow_install=not args.no_install,
+			    force=args.force)
+	print(f'{prep.path}\n  base {prep.upstream} ({prep.debian_version}) {prep.pristine[:12]}'
+	      f'\n  head {prep.head[:12]} with {len(prep.patches)} patches')
+	return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+	patches = tree.export(paths.cache_dir(args.cache_dir))
+	print(f'Exported {len(patches)} patches to {paths.PATCH_DIR}')
+	for p in patches:
+		print('  ' + p.name)
+	return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+	from . import run
+	return run.main(args)
+
+
+def cmd_check_series(args: argparse.Namespace) -> int:
+	from . import seriescheck
+	return seriescheck.main(args)
+
+
+def cmd_clean(args: argparse.Namespace) -> int:
+	cache = paths.cache_dir(args.cache_dir)
+	targets = [cache] if args.all else [cache / 'build', cache / 'results']
+	for t in targets:
+		if t.exists():
+			print(f'Removing {t}')
+			shutil.rmtree(t)
+	return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+	parser = argparse.ArgumentParser(prog='kunit.py', description=__doc__)
+	sub = parser.add_subparsers(dest='command', required=True)
+
+	p = sub.add_parser('prepare', help='unpack the distro tree and apply the series')
+	_common(p)
+	p.add_argument('--force', action='store_true',
+		       help='rebuild the work tree even if it holds work not exported')
+	p.set_defaults(func=cmd_prepare)
+
+	p = sub.add_parser('export', help='write the work tree commits to kernel-patches/')
+	_common(p)
+	p.set_defaults(func=cmd_export)
+
+	p = sub.add_parser('run', help='build and run the suites on each arch')
+	_common(p)
+	from . import run
+	run.add_arguments(p)
+	p.set_defaults(func=cmd_run)
+
+	p = sub.add_parser('check-series', help='apply, checkpatch and build each patch')
+	_common(p)
+	from . import seriescheck
+	seriescheck.add_arguments(p)
+	p.set_defaults(func=cmd_check_series)
+
+	p = sub.add_parser('clean', help='remove build directories and results')
+	_common(p)
+	p.add_argument('--all', action='store_true', help='remove the whole cache')
+	p.set_defaults(func=cmd_clean)
+	return parser
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+	args = build_parser().parse_args(argv)
+	try:
+		return args.func(args)
+	except UserError as e:
+		print(f'kunit.py {args.command}: error: {e}', file=sys.stderr)
+		return e.exit_code
+	except KeyboardInterrupt:
+		print(f'kunit.py {args.command}: interrupted', file=sys.stderr)
+		return 130

@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Where things live: the repository, the cache, the per-arch settings."""
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Optional
+
+REPO = Path(__file__).resolve().parents[2]
+PATCH_DIR = REPO / 'kernel-patches'
+SERIES_FILE = PATCH_DIR / 'series'
+KUNITCONFIG = REPO / '.kunitconfig'
+KUNIT_DIR = REPO / 'kunit'
+
+# The distro source package this project targets.
+SOURCE_PACKAGE = 'linux-source-6.12'
+SOURCE_TARBALL = Path('/usr/src/linux-source-6.12.tar.xz')
+
+CACHE_ENV = 'BKL_KUNIT_CACHE'
+
+
+def cache_dir(override: Optional[str] = None) -> Path:
+	"""The cache: --cache-dir, then $BKL_KUNIT_CACHE, then XDG."""
+	if override:
+		return Path(override).expanduser().resolve()
+	env = os.environ.get(CACHE_ENV)
+	if env:
+		return Path(env).expanduser().resolve()
+	xdg = os.environ.get('XDG_CACHE_HOME') or str(Path.home() / '.cache')
+	return (Path(xdg) / 'bkl-kunit').resolve()
+
+
+@dataclass(frozen=True)
+class Arch:
+	name: str              # kunit.py --arch
+	cross_compile: str     # '' for the host compiler
+	packages: List[str]    # Debian packages this arch needs on an amd64 host
+	qemu: str              # the QEMU binary, '' for UML
+
+
+ARCHES: Dict[str, Arch] = {
+	'x86_64': Arch('x86_64', '', ['qemu-system-x86'], 'qemu-system-x86_64'),
+	'i386': Arch('i386', '', ['qemu-system-x86'], 'qemu-system-i386'),
+	'arm': Arch('arm', 'arm-linux-gnueabihf-',
+		    ['qemu-system-arm', 'gcc-arm-linux-gnueabihf'], 'qemu-system-arm'),
+	'arm64': Arch('arm64', 'aarch64-linux-gnu-',
+		      ['qemu-system-arm', 'gcc-aarch64-linux-gnu'], 'qemu-system-aarch64'),
+	'um': Arch('um', '', [], ''),
+}
+
+QEMU_ARCHES = ['x86_64', 'i386', 'arm', 'arm64']
+
+
+def parse_arches(spec: str) -> List[str]:
+	"""'all', one arch, or a comma-separated list, in a stable order."""
+	names: List[str] = []
+	for part in spec.split(','):
+		part = part.strip()
+		if not part:
+			continue
+		if part == 'all':
+			names.extend(QEMU_ARCHES)
+		elif part in ARCHES:
+			names.append(part)
+		else:
+			raise ValueError(f'unknown arch {part!r}; choose from '
+					 f'{", ".join(list(ARCHES) + ["all"])}')
+	out: List[str] = []
+	for n in names:
+		if n not in out:
+			out.append(n)
+	if not out:
+		raise ValueError('no arch given')
+	return out

@@ -1,0 +1,325 @@
+# SPDX-License-Identifier: GPL-2.0
+"""`kunit.py run`: each arch built and booted through the tree's own kunit.py.
+
+Per arch, in <results>/<arch>/:
+  build.log     kunit.py build (config + make) output
+  kunit.log     kunit.py exec output (its own parsed view)
+  console.log   everything the guest printed (kunit_tool's test.log)
+  ktap.log      the KTAP lines of that console, as kunit_tool extracts them
+  results.json  kunit_tool's --json output
+  verdict.json  our per-arch verdict (counts, status, reason, timings)
+and <results>/summary.json for the whole run.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional
+
+from . import deps, ktap, paths, tree
+from .errors import UserError
+
+DEFAULT_TIMEOUT = 300
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+	p.add_argument('filter_glob', nargs='?', default='',
+		       help='suite[.case] glob passed to kunit.py (default: every suite)')
+	p.add_argument('--arch', default='all',
+		       help='x86_64, i386, arm, arm64, um, a comma list, or all '
+			    '(the four QEMU archs; default)')
+	p.add_argument('--results-dir', default=None,
+		       help='where results go (default: <cache>/results/<timestamp>, '
+			    'with <cache>/results/latest pointing at it)')
+	p.add_argument('--tree', default=None,
+		       help='run against this kernel tree instead of the prepared one')
+	p.add_argument('--apply-series', action='store_true',
+		       help='with --tree: apply kernel-patches/ to that (clean, same '
+			    'version) tree first, with git am')
+	p.add_argument('--timeout', type=int, default=DEFAULT_TIMEOUT,
+		       help=f'seconds a guest may run before it is killed (default {DEFAULT_TIMEOUT})')
+	p.add_argument('--jobs', type=int, default=os.cpu_count() or 1, help='make -j')
+	p.add_argument('--kunitconfig', action='append', default=[],
+		       help='an extra kunitconfig fragment (repeatable)')
+	p.add_argument('--kconfig-add', action='append', default=[],
+		       help='an extra CONFIG_X=y line (repeatable)')
+	p.add_argument('--qemu-args', action='append', default=[],
+		       help='extra QEMU arguments, shell-quoted (repeatable)')
+	p.add_argument('--no-ccache', action='store_true', help='build without ccache')
+	p.add_argument('-v', '--verbose', action='store_true',
+		       help='stream build and guest output instead of progress lines')
+
+
+@dataclass
+class ArchResult:
+	arch: str
+	status: str = 'NOT_RUN'   # PASS FAIL CRASH TIMEOUT NO_TESTS BUILD_FAILED CONFIG_FAILED
+	reason: str = ''
+	passed: int = 0
+	failed: int = 0
+	skipped: int = 0
+	crashed: int = 0
+	build_seconds: float = 0.0
+	run_seconds: float = 0.0
+	failures: List[str] = field(default_factory=list)
+
+	@property
+	def ok(self) -> bool:
+		return self.status == 'PASS'
+
+
+def kunitconfigs(arch: str, extra: List[str]) -> List[Path]:
+	"""The repo's .kunitconfig, the default debug profile, the arch fragment."""
+	out = [paths.KUNITCONFIG, paths.KUNIT_DIR / 'profiles' / 'default.config']
+	frag = paths.KUNIT_DIR / 'arch' / f'{arch}.config'
+	if frag.exists():
+		out.append(frag)
+	out.extend(Path(e).resolve() for e in extra)
+	for p in out:
+		if not p.exists():
+			raise UserError(f'kunitconfig fragment {p} does not exist')
+	return out
+
+
+def build_env(cache: Path) -> Dict[str, str]:
+	env = dict(os.environ)
+	env.update({
+		'PYTHONDONTWRITEBYTECODE': '1',
+		# Reproducible build stamps, so ccache hits survive across runs.
+		'KBUILD_BUILD_TIMESTAMP': '2011-01-25 00:00:00 UTC',
+		'KBUILD_BUILD_USER': 'bkl-kunit',
+		'KBUILD_BUILD_HOST': 'kunit',
+		'CCACHE_DIR': str(cache / 'ccache'),
+		'CCACHE_BASEDIR': str(cache),
+		'CCACHE_MAXSIZE': os.environ.get('CCACHE_MAXSIZE', '20G'),
+		'CCACHE_NOHASHDIR': '1',
+	})
+	return env
+
+
+def make_options(arch: str, use_ccache: bool) -> List[str]:
+	if not use_ccache or not shutil.which('ccache'):
+		return []
+	cc = paths.ARCHES[arch].cross_compile + 'gcc'
+	return [f'CC=ccache {cc}', 'HOSTCC=ccache gcc']
+
+
+def _stream(cmd: List[str], log: Path, env: Dict[str, str], verbose: bool,
+	    label: str) -> int:
+	"""Run cmd, logging everything; print a compact progress line unless verbose."""
+	start = time.time()
+	with open(log, 'w') as f:
+		f.write('$ ' + ' '.join(cmd) + '\n')
+		f.flush()
+		proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+					text=True, env=env, errors='replace')
+		assert proc.stdout is not None
+		last = 0.0
+		for line in proc.stdout:
+			f.write(line)
+			if verbose:
+				sys.stdout.write(line)
+			elif sys.stdout.isatty() and time.time() - last > 1:
+				last = time.time()
+				sys.stdout.write(f'\r  {label} {time.time() - start:5.0f}s  '
+						 f'{line.strip()[:60]:<60}')
+				sys.stdout.flush()
+		rc = proc.wait()
+	if not verbose and sys.stdout.isatty():
+		sys.stdout.write('\r' + ' ' * 80 + '\r')
+	return rc
+
+
+def _tail(path: Path, n: int = 20) -> str:
+	try:
+		return '\n'.join(path.read_text(errors='replace').splitlines()[-n:])
+	except OSError:
+		return ''
+
+
+def run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse.Namespace,
+	     cache: Path) -> ArchResult:
+	res = ArchResult(arch)
+	out.mkdir(parents=True, exist_ok=True)
+	kunit = [sys.executable, str(ktree / 'tools/testing/kunit/kunit.py')]
+	a = paths.ARCHES[arch]
+	common = [f'--arch={arch}', f'--build_dir={build_dir}']
+	if a.cross_compile:
+		common.append(f'--cross_compile={a.cross_compile}')
+	env = build_env(cache)
+
+	cmd = kunit + ['build'] + common + [f'--jobs={args.jobs}']
+	for k in kunitconfigs(arch, args.kunitconfig):
+		cmd.append(f'--kunitconfig={k}')
+	for k in args.kconfig_add:
+		cmd.append(f'--kconfig_add={k}')
+	for m in make_options(arch, not args.no_ccache):
+		cmd.append(f'--make_options={m}')
+	_progress(arch, 'build')
+	t0 = time.time()
+	rc = _stream(cmd, out / 'build.log', env, args.verbose, f'{arch} build')
+	res.build_seconds = time.time() - t0
+	if rc != 0:
+		log = (out / 'build.log').read_text(errors='replace')
+		res.status = 'CONFIG_FAILED' if 'Not all Kconfig options' in log or \
+			'kunitconfig' in log.lower() and 'error' in log.lower() and 'make' not in log \
+			else 'BUILD_FAILED'
+		res.reason = f'kunit.py build exited {rc}; see {out / "build.log"}:\n' + _tail(
+			out / 'build.log', 15)
+		return res
+
+	cmd = kunit + ['exec'] + common + [f'--timeout={args.timeout}',
+					   f'--json={out / "results.json"}']
+	for q in args.qemu_args:
+		cmd.append(f'--qemu_args={q}')
+	if args.filter_glob:
+		cmd.append(args.filter_glob)
+	console_src = build_dir / 'test.log'
+	if console_src.exists():
+		console_src.unlink()
+	_progress(arch, 'boot')
+	t0 = time.time()
+	rc = _stream(cmd, out / 'kunit.log', env, args.verbose, f'{arch} run')
+	res.run_seconds = time.time() - t0
+	if console_src.exists():
+		shutil.copyfile(console_src, out / 'console.log')
+	else:
+		(out / 'console.log').write_text('')
+	console = (out / 'console.log').read_text(errors='replace').splitlines(keepends=True)
+	v = ktap.judge(ktree, console, (out / 'kunit.log').read_text(errors='replace'))
+	(out / 'ktap.log').write_text(''.join(l + '\n' for l in v.ktap))
+	res.passed, res.failed, res.skipped, res.crashed = v.passed, v.failed, v.skipped, v.crashed
+	res.status, res.reason, res.failures = v.status, v.reason, v.failures
+	if res.status == 'PASS' and rc != 0:
+		res.status, res.reason = 'FAIL', f'kunit.py exec exited {rc}'
+	return res
+
+
+def _progress(arch: str, phase: str) -> None:
+	print(f'[{time.strftime("%H:%M:%S")}] {arch}: {phase}', flush=True)
+
+
+def resolve_tree(args: argparse.Namespace, cache: Path) -> (Path, str, Dict[str, str]):
+	"""The kernel tree to run, a key for its build directories, and facts
+	about it for the summary."""
+	patches = tree.read_series(paths.PATCH_DIR)
+	if not args.tree:
+		prep = tree.prepare(cache, allow_install=not args.no_install, quiet=True)
+		info = {'tree': str(prep.path), 'kernel_version': prep.upstream,
+			'debian_version': prep.debian_version, 'series': 'applied',
+			'series_hash': tree.series_hash(patches), 'head': prep.head}
+		print(f'Tree {prep.path} ({prep.debian_version} + {len(prep.patches)} patches)')
+		return prep.path, 'debian', info
+	ktree = Path(args.tree).resolve()
+	if not (ktree / 'tools/testing/kunit/kunit.py').exists():
+		raise UserError(f'{ktree} is not a kernel tree with tools/testing/kunit/kunit.py')
+	version = tree.version_from_makefile(ktree)
+	status = tree.series_status(ktree, patches)
+	summary = ('applied' if status and all(s == 'applied' for s in status) else
+		   'not applied' if all(s == 'not applied' for s in status) else 'partly applied')
+	print(f'Tree {ktree}: Linux {version or "?"}; our series ({len(patches)} patches): '
+	      f'{summary}')
+	for p, s in zip(patches, status):
+		if s != summary:
+			print(f'  {p.name}: {s}')
+	if args.apply_series and summary != 'applied':
+		want = tree.upstream_version(tree.debian_version() or '')
+		if want and version != want:
+			raise UserError(f'the series is for Linux {want}; {ktree} is {version}')
+		if summary != 'not applied':
+			raise UserError('the tree carries part of the series or conflicts with it; '
+					'apply by hand or start from a clean tree')
+		if not (ktree / '.git').exists():
+			raise UserError(f'{ktree} is not a git repository; --apply-series uses git am')
+		dirty = tree.git(ktree, 'status', '--porcelain', '--untracked-files=no').stdout
+		if dirty.strip():
+			raise UserError(f'{ktree} has uncommitted changes; commit or stash them first')
+		tree.apply_series(ktree, patches)
+		summary = 'applied'
+		print(f'  applied {len(patches)} patches with git am')
+	key = 'tree-' + hashlib.sha1(str(ktree).encode()).hexdigest()[:10]
+	return ktree, key, {'tree': str(ktree), 'kernel_version': version,
+			    'series': summary, 'series_hash': tree.series_hash(patches)}
+
+
+def results_dir(args: argparse.Namespace, cache: Path) -> Path:
+	if args.results_dir:
+		d = Path(args.results_dir).resolve()
+		d.mkdir(parents=True, exist_ok=True)
+		return d
+	base = cache / 'results'
+	base.mkdir(parents=True, exist_ok=True)
+	d = base / time.strftime('%Y%m%d-%H%M%S')
+	n = 1
+	while d.exists():
+		d = base / (time.strftime('%Y%m%d-%H%M%S') + f'-{n}')
+		n += 1
+	d.mkdir()
+	latest = base / 'latest'
+	if latest.is_symlink() or latest.exists():
+		latest.unlink()
+	latest.symlink_to(d.name)
+	return d
+
+
+def format_table(results: List[ArchResult]) -> str:
+	rows = [('arch', 'status', 'passed', 'failed', 'skipped', 'crashed', 'build s', 'run s')]
+	for r in results:
+		rows.append((r.arch, r.status, str(r.passed), str(r.failed), str(r.skipped),
+			     str(r.crashed), f'{r.build_seconds:.0f}', f'{r.run_seconds:.0f}'))
+	widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+	lines = []
+	for i, row in enumerate(rows):
+		lines.append('  '.join(c.ljust(w) if j < 2 else c.rjust(w)
+				       for j, (c, w) in enumerate(zip(row, widths))))
+		if i == 0:
+			lines.append('  '.join('-' * w for w in widths))
+	return '\n'.join(lines)
+
+
+def main(args: argparse.Namespace) -> int:
+	try:
+		arches = paths.parse_arches(args.arch)
+	except ValueError as e:
+		raise UserError(str(e))
+	cache = paths.cache_dir(args.cache_dir)
+	deps.ensure(deps.for_arches(arches), allow_install=not args.no_install)
+	ktree, key, info = resolve_tree(args, cache)
+	rdir = results_dir(args, cache)
+	results: List[ArchResult] = []
+	for arch in arches:
+		bdir = cache / 'build' / key / arch
+		bdir.parent.mkdir(parents=True, exist_ok=True)
+		try:
+			r = run_arch(ktree, arch, bdir, rdir / arch, args, cache)
+		except UserError:
+			raise
+		except Exception as e:  # one arch's trouble must not hide the others
+			r = ArchResult(arch, status='ERROR', reason=f'{type(e).__name__}: {e}')
+		results.append(r)
+		(rdir / arch).mkdir(parents=True, exist_ok=True)
+		(rdir / arch / 'verdict.json').write_text(json.dumps(asdict(r), indent=1) + '\n')
+		_progress(arch, f'{r.status} ({r.passed} passed, {r.failed} failed, '
+			  f'{r.skipped} skipped, {r.crashed} crashed)')
+	summary = dict(info, arches=[asdict(r) for r in results], results_dir=str(rdir),
+		       filter_glob=args.filter_glob)
+	(rdir / 'summary.json').write_text(json.dumps(summary, indent=1) + '\n')
+	print()
+	print(format_table(results))
+	for r in results:
+		if not r.ok:
+			print(f'\n{r.arch}: {r.status}' + (f': {r.reason}' if r.reason else ''))
+			for f in r.failures[:20]:
+				print(f'  {f}')
+	print(f'\nResults: {rdir}')
+	bad = [r.arch for r in results if not r.ok]
+	print(f'{len(results) - len(bad)} arch(es) passed, {len(bad)} failed'
+	      + (f': {", ".join(bad)}' if bad else ''))
+	return 1 if bad else 0

@@ -1,0 +1,401 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The work tree: Debian's pristine source as a git repository plus our series.
+
+Layout in the cache:
+  src/linux-<debian version>/        the work tree (a git repository)
+    .git/bkl-kunit.json               what prepare did last (see State)
+The pristine commit is tagged with the upstream version (e.g. 6.12.118) and
+kept under refs/bkl-kunit/pristine; the series sits on top as commits.
+"""
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+from . import deps, paths
+from .errors import UserError
+
+PRISTINE_REF = 'refs/bkl-kunit/pristine'
+IDENT = {'GIT_COMMITTER_NAME': 'bkl-kunit', 'GIT_COMMITTER_EMAIL': 'bkl-kunit@localhost'}
+
+
+def git_env(extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
+	"""A git environment that ignores the user's configuration, so that what
+	prepare and export write does not depend on who runs them."""
+	env = dict(os.environ)
+	env.update({'GIT_CONFIG_NOSYSTEM': '1', 'GIT_CONFIG_GLOBAL': os.devnull,
+		    'LC_ALL': 'C', 'GIT_TERMINAL_PROMPT': '0'})
+	env.update(IDENT)
+	if extra:
+		env.update(extra)
+	return env
+
+
+def git(repo: Path, *args: str, check: bool = True, env: Optional[Dict[str, str]] = None,
+	input: Optional[str] = None) -> subprocess.CompletedProcess:
+	proc = subprocess.run(['git', '-C', str(repo)] + list(args), capture_output=True,
+			      text=True, env=git_env(env), input=input)
+	if check and proc.returncode != 0:
+		raise UserError(f'git {" ".join(args)} failed in {repo}:\n'
+				+ (proc.stderr or proc.stdout).strip())
+	return proc
+
+
+# ---------------------------------------------------------------- the series
+
+def read_series(patch_dir: Path) -> List[Path]:
+	"""The patches named by patch_dir/series, in order (quilt format)."""
+	series = patch_dir / 'series'
+	if not series.exists():
+		return []
+	out = []
+	for lineno, raw in enumerate(series.read_text().splitlines(), 1):
+		line = raw.split('#', 1)[0].strip()
+		if not line:
+			continue
+		name = line.split()[0]
+		p = patch_dir / name
+		if not p.is_file():
+			raise UserError(f'{series}:{lineno}: patch {name} does not exist')
+		out.append(p)
+	return out
+
+
+def series_hash(patches: Sequence[Path]) -> str:
+	"""A hash of the series: names and contents, in order."""
+	h = hashlib.sha256()
+	for p in patches:
+		h.update(p.name.encode() + b'\0')
+		h.update(p.read_bytes() + b'\0')
+	return h.hexdigest()
+
+
+def patch_subject(patch: Path) -> str:
+	for line in patch.read_text(errors='replace').splitlines():
+		if line.startswith('Subject:'):
+			return re.sub(r'^Subject:\s*(\[[^]]*\]\s*)?', '', line)
+	return patch.name
+
+
+def find_hunk(patch: Path, path: str, line: int) -> str:
+	"""The hunk of `patch` for `path` whose old range starts at `line`."""
+	text = patch.read_text(errors='replace').splitlines()
+	cur = None
+	hunk: List[str] = []
+	found = False
+	for l in text:
+		if l.startswith('diff --git '):
+			if found:
+				break
+			cur = l.split(' b/', 1)[-1]
+			continue
+		m = re.match(r'^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@', l)
+		if m:
+			if found:
+				break
+			found = cur == path and int(m.group(1)) == line
+			if found:
+				hunk = [l]
+			continue
+		if found:
+			if l.startswith(('-', '+', ' ', '\\')) or l == '':
+				hunk.append(l)
+			else:
+				break
+	return '\n'.join(hunk)
+
+
+# ---------------------------------------------------------------- the tree
+
+@dataclass
+class State:
+	debian_version: str = ''
+	pristine: str = ''            # the pristine commit
+	series_hash: Optional[str] = None   # the series applied, None if none
+	applied_head: str = ''        # HEAD right after prepare/export
+	patches: List[str] = field(default_factory=list)
+
+
+def debian_version() -> str:
+	proc = subprocess.run(['dpkg-query', '-W', '-f=${Version}', paths.SOURCE_PACKAGE],
+			      capture_output=True, text=True)
+	if proc.returncode != 0 or not proc.stdout.strip():
+		return ''
+	return proc.stdout.strip()
+
+
+def upstream_version(debver: str) -> str:
+	"""6.12.118-1~deb12u1 -> 6.12.118"""
+	return re.split(r'[-+~]', debver, 1)[0]
+
+
+def tree_path(cache: Path, debver: str) -> Path:
+	return cache / 'src' / ('linux-' + re.sub(r'[^A-Za-z0-9.+-]', '_', debver))
+
+
+def state_file(tree: Path) -> Path:
+	return tree / '.git' / 'bkl-kunit.json'
+
+
+def load_state(tree: Path) -> State:
+	try:
+		return State(**json.loads(state_file(tree).read_text()))
+	except (OSError, ValueError, TypeError):
+		return State()
+
+
+def save_state(tree: Path, st: State) -> None:
+	tmp = state_file(tree).with_suffix('.tmp')
+	tmp.write_text(json.dumps(asdict(st), indent=1) + '\n')
+	tmp.replace(state_file(tree))
+
+
+def dirty_files(tree: Path) -> List[str]:
+	"""Modified tracked files and every untracked file (ignored or not: the
+	Debian tarball's .gitignore ignores everything at the top level)."""
+	out = git(tree, 'status', '--porcelain', '--ignored', '--untracked-files=all').stdout
+	files = []
+	for line in out.splitlines():
+		name = line[3:]
+		if '__pycache__/' in name or name.endswith('.pyc'):
+			continue
+		files.append(line)
+	return files
+
+
+def head(tree: Path) -> str:
+	return git(tree, 'rev-parse', 'HEAD').stdout.strip()
+
+
+def version_from_makefile(tree: Path) -> str:
+	vals = {}
+	try:
+		for line in (tree / 'Makefile').read_text().splitlines()[:10]:
+			m = re.match(r'^(VERSION|PATCHLEVEL|SUBLEVEL)\s*=\s*(\d+)', line)
+			if m:
+				vals[m.group(1)] = m.group(2)
+	except OSError:
+		return ''
+	if len(vals) != 3:
+		return ''
+	return f"{vals['VERSION']}.{vals['PATCHLEVEL']}.{vals['SUBLEVEL']}"
+
+
+def _unpack(tarball: Path, cache: Path, debver: str) -> Path:
+	dest = tree_path(cache, debver)
+	tmp = dest.with_name(dest.name + '.unpacking')
+	if tmp.exists():
+		shutil.rmtree(tmp)
+	tmp.mkdir(parents=True)
+	print(f'Unpacking {tarball} into {dest} ...', flush=True)
+	proc = subprocess.run(['tar', '-xf', str(tarball), '-C', str(tmp)],
+			      capture_output=True, text=True)
+	if proc.returncode != 0:
+		raise UserError(f'could not unpack {tarball}: {proc.stderr.strip()}')
+	tops = [p for p in tmp.iterdir()]
+	if len(tops) != 1 or not tops[0].is_dir():
+		raise UserError(f'{tarball}: expected one top-level directory, found {len(tops)}')
+	src = tops[0]
+	upstream = upstream_version(debver)
+	found = version_from_makefile(src)
+	if found != upstream:
+		raise UserError(f'{tarball} holds Linux {found or "?"}, but the package '
+				f'version is {debver}')
+	git(src, 'init', '-q', '-b', 'work')
+	# -f: the Debian tarball's .gitignore ignores /* (every top-level entry).
+	git(src, 'add', '-f', '-A', '.')
+	date = f'@{int(tarball.stat().st_mtime)} +0000'
+	git(src, 'commit', '-q', '--no-verify', '-m',
+	    f'Debian {paths.SOURCE_PACKAGE} {debver} (pristine)\n\n'
+	    f'Unpacked from {tarball.name} by tools/kunit.py prepare.',
+	    env={'GIT_AUTHOR_NAME': 'Debian linux-source', 'GIT_AUTHOR_EMAIL': 'debian-kernel@lists.debian.org',
+		 'GIT_AUTHOR_DATE': date, 'GIT_COMMITTER_DATE': date,
+		 'GIT_COMMITTER_NAME': 'Debian linux-source',
+		 'GIT_COMMITTER_EMAIL': 'debian-kernel@lists.debian.org'})
+	pristine = head(src)
+	git(src, 'update-ref', PRISTINE_REF, pristine)
+	git(src, 'tag', '-f', upstream, pristine)
+	save_state(src, State(debian_version=debver, pristine=pristine, applied_head=pristine))
+	if dest.exists():
+		shutil.rmtree(dest)
+	src.rename(dest)
+	tmp.rmdir()
+	return dest
+
+
+def _reset_to_pristine(tree: Path, st: State) -> None:
+	git(tree, 'am', '--abort', check=False)
+	git(tree, 'checkout', '-q', '-f', '-B', 'work', st.pristine)
+	git(tree, 'reset', '-q', '--hard', st.pristine)
+	git(tree, 'clean', '-q', '-f', '-d', '-x')
+	st.series_hash = None
+	st.patches = []
+	st.applied_head = st.pristine
+	save_state(tree, st)
+
+
+def apply_series(tree: Path, patches: Sequence[Path]) -> None:
+	"""git am the patches onto HEAD; on failure say which patch and which
+	hunk, and raise (the caller restores the tree)."""
+	if not patches:
+		return
+	proc = git(tree, 'am', '-q', '--committer-date-is-author-date',
+		   *[str(p) for p in patches], check=False)
+	if proc.returncode == 0:
+		return
+	output = (proc.stdout + '\n' + proc.stderr).strip()
+	m = re.search(r'Patch failed at (\d+)', output)
+	idx = int(m.group(1)) - 1 if m else 0
+	idx = min(max(idx, 0), len(patches) - 1)
+	bad = patches[idx]
+	msg = [f'patch {bad.name} does not apply ("{patch_subject(bad)}")']
+	for em in re.finditer(r'error: patch failed: (.+):(\d+)', output):
+		hunk = find_hunk(bad, em.group(1), int(em.group(2)))
+		msg.append(f'failing hunk in {em.group(1)} at line {em.group(2)}:')
+		msg.append(hunk or '  (hunk not found in the patch text)')
+	msg.append('git am said:')
+	msg.extend('  ' + l for l in output.splitlines()
+		   if not l.startswith(('hint:', 'When you have resolved', 'If you prefer',
+					'To restore the original')))
+	raise UserError('\n'.join(msg))
+
+
+@dataclass
+class Prepared:
+	path: Path
+	debian_version: str
+	upstream: str
+	pristine: str
+	head: str
+	patches: List[str]
+	changed: bool
+
+
+def ensure_source(allow_install: bool) -> str:
+	debver = debian_version()
+	if not debver or not paths.SOURCE_TARBALL.exists():
+		deps.ensure([paths.SOURCE_PACKAGE], allow_install)
+		debver = debian_version()
+	if not paths.SOURCE_TARBALL.exists():
+		raise UserError(f'{paths.SOURCE_PACKAGE} is installed but {paths.SOURCE_TARBALL} '
+				'is missing; reinstall it with: apt-get install --reinstall '
+				+ paths.SOURCE_PACKAGE)
+	return debver
+
+
+def prepare(cache: Path, patch_dir: Path = paths.PATCH_DIR, allow_install: bool = True,
+	    force: bool = False, quiet: bool = False,
+	    tarball: Path = paths.SOURCE_TARBALL, debver: Optional[str] = None) -> Prepared:
+	if debver is None:
+		debver = ensure_source(allow_install)
+	patches = read_series(patch_dir)
+	want = series_hash(patches)
+	tree = tree_path(cache, debver)
+	st = load_state(tree) if tree.exists() else State()
+	if not st.pristine:
+		tree = _unpack(tarball, cache, debver)
+		st = load_state(tree)
+	changed = False
+	cur = head(tree)
+	dirty = dirty_files(tree)
+	if st.series_hash == want and cur == st.applied_head and not dirty:
+		if not quiet:
+			print(f'Work tree {tree} is up to date ({len(patches)} patches on {debver}).')
+	else:
+		if (cur != st.applied_head or dirty) and not force:
+			ahead = git(tree, 'rev-list', '--count', f'{st.applied_head}..HEAD',
+				    check=False).stdout.strip() or '?'
+			detail = [f'  {ahead} commit(s) not yet exported'] if cur != st.applied_head else []
+			detail += ['  ' + d for d in dirty[:20]]
+			raise UserError(f'the work tree {tree} has work that is not in kernel-patches/:\n'
+					+ '\n'.join(detail) +
+					'\nrun `./tools/kunit.py export` to keep it, or '
+					'`./tools/kunit.py prepare --force` to throw it away')
+		print(f'Rebuilding {tree}: pristine {upstream_version(debver)} + '
+		      f'{len(patches)} patches ...', flush=True)
+		_reset_to_pristine(tree, st)
+		try:
+			apply_series(tree, patches)
+		except UserError:
+			_reset_to_pristine(tree, st)
+			raise
+		st.series_hash = want
+		st.patches = [p.name for p in patches]
+		st.applied_head = head(tree)
+		save_state(tree, st)
+		changed = True
+	return Prepared(tree, debver, upstream_version(debver), st.pristine, head(tree),
+			[p.name for p in patches], changed)
+
+
+def find_prepared(cache: Path) -> Path:
+	debver = debian_version()
+	tree = tree_path(cache, debver) if debver else None
+	if not tree or not load_state(tree).pristine:
+		raise UserError('no prepared work tree; run `./tools/kunit.py prepare` first')
+	return tree
+
+
+SERIES_HEADER = ('# Applied in this order with `git am` to Debian\'s pristine {src}.\n'
+		 '# Written by `./tools/kunit.py export`; edit the work tree, not these files.\n')
+
+
+def export(cache: Path, patch_dir: Path = paths.PATCH_DIR) -> List[Path]:
+	"""format-patch the commits above the pristine base into patch_dir."""
+	tree = find_prepared(cache)
+	st = load_state(tree)
+	dirty = dirty_files(tree)
+	if dirty:
+		raise UserError(f'the work tree {tree} has uncommitted changes, which export '
+				'would not carry:\n' + '\n'.join('  ' + d for d in dirty[:20]) +
+				'\ncommit them (new files need `git add -f`: the Debian .gitignore '
+				'ignores /*) and export again')
+	tmp = patch_dir.parent / (patch_dir.name + '.export-tmp')
+	if tmp.exists():
+		shutil.rmtree(tmp)
+	tmp.mkdir(parents=True)
+	try:
+		git(tree, 'format-patch', '-q', '--zero-commit', '--no-signature', '--numbered',
+		    '--abbrev=12', '--diff-algorithm=myers', '-o', str(tmp),
+		    f'{st.pristine}..HEAD')
+		new = sorted(tmp.glob('*.patch'))
+		patch_dir.mkdir(parents=True, exist_ok=True)
+		for old in patch_dir.glob('*.patch'):
+			old.unlink()
+		for p in new:
+			shutil.copyfile(p, patch_dir / p.name)
+		(patch_dir / 'series').write_text(
+			SERIES_HEADER.format(src=paths.SOURCE_PACKAGE) +
+			''.join(p.name + '\n' for p in new))
+	finally:
+		shutil.rmtree(tmp, ignore_errors=True)
+	patches = read_series(patch_dir)
+	st.series_hash = series_hash(patches)
+	st.patches = [p.name for p in patches]
+	st.applied_head = head(tree)
+	save_state(tree, st)
+	return patches
+
+
+# ---------------------------------------------------------------- a user's tree
+
+def series_status(tree: Path, patches: Sequence[Path]) -> List[str]:
+	"""For each patch: 'applied', 'not applied' or 'conflicts'."""
+	out = []
+	for p in patches:
+		fwd = subprocess.run(['git', 'apply', '--check', str(p)], cwd=tree,
+				     capture_output=True, env=git_env())
+		if fwd.returncode == 0:
+			out.append('not applied')
+			continue
+		rev = subprocess.run(['git', 'apply', '--check', '-R', str(p)], cwd=tree,
+				     capture_output=True, env=git_env())
+		out.append('applied' if rev.returncode == 0 else 'conflicts')
+	return out

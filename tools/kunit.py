@@ -1,0 +1,24 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""BKL end-game KUnit runner: a thin CLI over tools/bklkunit.
+
+  prepare       unpack Debian's linux-source-6.12 into the cache as a git tree
+                and apply kernel-patches/series
+  export        write the work tree's commits back to kernel-patches/
+  run           build and boot each arch through the tree's own kunit.py
+  check-series  series checks: applies, checkpatch --strict, each patch builds
+  clean         remove build directories (and with --all the whole cache)
+
+See docs/ for the design, result layout and how to add a suite.
+"""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.dont_write_bytecode = True
+
+from bklkunit import cli  # noqa: E402
+
+if __name__ == '__main__':
+	sys.exit(cli.main(sys.argv[1:]))
