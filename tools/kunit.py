@@ -7,6 +7,8 @@
   export        write the work tree's commits back to kernel-patches/
   run           build and boot each arch through the tree's own kunit.py
   check-series  series checks: applies, checkpatch --strict, each patch builds
+  test          what `make test` and CI run: pytest, check-series, run on x86_64,arm
+  deps          install the Debian packages the arches need
   clean         remove build directories (and with --all the whole cache)
 
 See docs/ for the design, result layout and how to add a suite.

@@ -45,6 +45,18 @@ def cmd_check_series(args: argparse.Namespace) -> int:
 	return seriescheck.main(args)
 
 
+def cmd_deps(args: argparse.Namespace) -> int:
+	from . import deps
+	try:
+		arches = paths.parse_arches(args.arch)
+	except ValueError as e:
+		raise UserError(str(e))
+	pkgs = deps.for_arches(arches) + (deps.TEST_PACKAGES if args.with_test else [])
+	deps.ensure(pkgs, allow_install=not args.no_install)
+	print('All needed Debian packages are installed.')
+	return 0
+
+
 def cmd_clean(args: argparse.Namespace) -> int:
 	cache = paths.cache_dir(args.cache_dir)
 	targets = [cache] if args.all else [cache / 'build', cache / 'results']
@@ -80,6 +92,18 @@ def build_parser() -> argparse.ArgumentParser:
 	from . import seriescheck
 	seriescheck.add_arguments(p)
 	p.set_defaults(func=cmd_check_series)
+
+	p = sub.add_parser('test', help='pytest, series checks and KUnit on the CI arches')
+	_common(p)
+	from . import selftest
+	selftest.add_arguments(p)
+	p.set_defaults(func=lambda a: selftest.main(a))
+
+	p = sub.add_parser('deps', help='install the Debian packages the arches need')
+	_common(p)
+	p.add_argument('--arch', default='all')
+	p.add_argument('--with-test', action='store_true', help='also what `make test` needs')
+	p.set_defaults(func=cmd_deps)
 
 	p = sub.add_parser('clean', help='remove build directories and results')
 	_common(p)

@@ -168,9 +168,10 @@ def run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse.
 	res.build_seconds = time.time() - t0
 	if rc != 0:
 		log = (out / 'build.log').read_text(errors='replace')
-		res.status = 'CONFIG_FAILED' if 'Not all Kconfig options' in log or \
-			'kunitconfig' in log.lower() and 'error' in log.lower() and 'make' not in log \
-			else 'BUILD_FAILED'
+		config_markers = ('Not all Kconfig options', 'Multiple values specified',
+				  'does not exist', 'is not a valid arch')
+		res.status = ('CONFIG_FAILED' if any(m in log for m in config_markers)
+			      else 'BUILD_FAILED')
 		res.reason = f'kunit.py build exited {rc}; see {out / "build.log"}:\n' + _tail(
 			out / 'build.log', 15)
 		return res

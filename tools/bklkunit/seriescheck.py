@@ -1,1 +1,312 @@
-def add_arguments(p): pass
+# SPDX-License-Identifier: GPL-2.0
+"""`kunit.py check-series`: the checks every patch of the series must pass.
+
+  apply        the series applies with git am to the pristine tree
+  checkpatch   scripts/checkpatch.pl --strict on each patch
+  maintainers  every file a patch adds is covered by a MAINTAINERS section
+  build        every patch builds on its own (x86_64, the suite config),
+               with no warning in a file it touches, and W=1-clean objects
+  bkl-scan     no <linux/smp_lock.h> include and no lock_kernel() call left
+  go7007       drivers/media/usb/go7007 (the driver seed 001 took the BKL
+               out of) builds with W=1 on each arch with no warning beyond
+               kunit/baselines/go7007-w1/<arch>.txt
+
+The checks run in a scratch worktree of the prepared repository
+(<cache>/series/src/...), never in the work tree a developer edits.
+"""
+
+import argparse
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import List, Optional
+
+from . import deps, paths, tree
+from .errors import UserError
+from .run import build_env, kunitconfigs, make_options
+
+ALL_CHECKS = ['apply', 'checkpatch', 'maintainers', 'build', 'bkl-scan', 'go7007']
+# checkpatch's FILE_PATH_CHANGES ("does MAINTAINERS need updating?") fires on
+# every new file whatever MAINTAINERS says; the maintainers check replaces it
+# with a real answer from get_maintainer.pl.
+CHECKPATCH_IGNORE = ['FILE_PATH_CHANGES']
+WARNING_RE = re.compile(r'^(?P<file>[^\s:]+):(?P<line>\d+):(?:\d+:)? (?P<kind>warning|error): (?P<msg>.*)$')
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+	p.add_argument('--checks', default=','.join(ALL_CHECKS),
+		       help=f'comma list of checks to run (default: all: {",".join(ALL_CHECKS)})')
+	p.add_argument('--go7007-arch', default='all',
+		       help='arches for the go7007 W=1 build (default: all four)')
+	p.add_argument('--update-go7007-baseline', action='store_true',
+		       help='record the current go7007 W=1 warnings as the baseline')
+	p.add_argument('--jobs', type=int, default=None, help='make -j (default: nproc)')
+	p.add_argument('--no-ccache', action='store_true')
+	p.add_argument('-v', '--verbose', action='store_true')
+
+
+@dataclass
+class Check:
+	name: str
+	ok: bool
+	detail: str = ''
+	seconds: float = 0.0
+
+
+class Checker:
+	def __init__(self, cache: Path, args: argparse.Namespace):
+		self.cache = cache
+		self.args = args
+		self.jobs = args.jobs or (__import__('os').cpu_count() or 1)
+		self.results: List[Check] = []
+		self.patches = tree.read_series(paths.PATCH_DIR)
+		self.main = tree.find_prepared(cache)
+		st = tree.load_state(self.main)
+		self.pristine = st.pristine
+		# Same depth below the cache as the main tree, so that relative paths
+		# (and with them ccache hits) match the main builds.
+		self.wt = cache / 'series' / 'src' / self.main.name
+		self.build_root = cache / 'series' / 'build'
+		self.commits: List[str] = []
+
+	def add(self, name: str, ok: bool, detail: str = '', seconds: float = 0.0) -> Check:
+		c = Check(name, ok, detail, seconds)
+		self.results.append(c)
+		mark = 'ok  ' if ok else 'FAIL'
+		print(f'  {mark} {name}' + (f' ({seconds:.0f} s)' if seconds >= 1 else ''), flush=True)
+		if detail and (not ok or self.args.verbose):
+			for line in detail.splitlines()[:40]:
+				print('       ' + line)
+		return c
+
+	# -------------------------------------------------------- worktree
+	def worktree(self) -> None:
+		if not (self.wt / '.git').exists():
+			if self.wt.exists():
+				shutil.rmtree(self.wt)
+			self.wt.parent.mkdir(parents=True, exist_ok=True)
+			tree.git(self.main, 'worktree', 'prune')
+			tree.git(self.main, 'worktree', 'add', '-q', '--detach', str(self.wt), self.pristine)
+		tree.git(self.wt, 'am', '--abort', check=False)
+		tree.git(self.wt, 'checkout', '-q', '-f', '--detach', self.pristine)
+		tree.git(self.wt, 'clean', '-q', '-f', '-d', '-x')
+
+	def check_apply(self) -> bool:
+		t0 = time.time()
+		self.worktree()
+		try:
+			tree.apply_series(self.wt, self.patches)
+		except UserError as e:
+			self.add('apply', False, str(e), time.time() - t0)
+			tree.git(self.wt, 'am', '--abort', check=False)
+			return False
+		out = tree.git(self.wt, 'rev-list', '--reverse', f'{self.pristine}..HEAD').stdout
+		self.commits = out.split()
+		self.add('apply', len(self.commits) == len(self.patches),
+			 f'{len(self.patches)} patches onto pristine {self.pristine[:12]}',
+			 time.time() - t0)
+		return True
+
+	def check_checkpatch(self) -> None:
+		script = self.wt / 'scripts' / 'checkpatch.pl'
+		for p in self.patches:
+			t0 = time.time()
+			proc = subprocess.run(['perl', str(script), '--strict', '--no-summary',
+					       '--terse', '--show-types', '--color=never',
+					       '--ignore', ','.join(CHECKPATCH_IGNORE), str(p)],
+					      cwd=self.wt, capture_output=True, text=True)
+			out = (proc.stdout + proc.stderr).strip()
+			self.add(f'checkpatch {p.name}', proc.returncode == 0 and not out, out,
+				 time.time() - t0)
+
+	def check_maintainers(self) -> None:
+		for p, c in zip(self.patches, self.commits):
+			added = tree.git(self.wt, 'diff-tree', '--no-commit-id', '--name-only', '-r',
+					 '--diff-filter=A', c).stdout.split()
+			missing = []
+			for f in added:
+				proc = subprocess.run(['perl', 'scripts/get_maintainer.pl', '--no-git',
+						       '--no-rolestats', '--sections', '-f', f],
+						      cwd=self.wt, capture_output=True, text=True)
+				sections = [l for l in proc.stdout.splitlines()
+					    if l and not l[0].isspace() and ':' not in l[:3]
+					    and l.strip() == l and l.isupper()]
+				if not [s for s in sections if s != 'THE REST']:
+					missing.append(f)
+			self.add(f'maintainers {p.name}', not missing,
+				 ('no MAINTAINERS section covers: ' + ', '.join(missing)) if missing
+				 else f'{len(added)} new file(s) covered')
+
+	# -------------------------------------------------------- builds
+	def _make(self, bdir: Path, arch: str, targets: List[str], extra: List[str],
+		  log: Path, srcdir: Path) -> subprocess.CompletedProcess:
+		a = paths.ARCHES[arch]
+		cmd = ['make', '-C', str(srcdir), f'O={bdir}', f'ARCH={arch}', f'-j{self.jobs}']
+		if a.cross_compile:
+			cmd.append(f'CROSS_COMPILE={a.cross_compile}')
+		cmd += make_options(arch, not self.args.no_ccache) + extra + targets
+		proc = subprocess.run(cmd, capture_output=True, text=True, env=build_env(self.cache))
+		with open(log, 'a') as f:
+			f.write('$ ' + ' '.join(cmd) + '\n' + proc.stdout + proc.stderr)
+		return proc
+
+	def check_build(self) -> None:
+		arch = 'x86_64'
+		bdir = self.build_root / 'debian' / arch
+		bdir.mkdir(parents=True, exist_ok=True)
+		logdir = self.cache / 'series' / 'logs'
+		logdir.mkdir(parents=True, exist_ok=True)
+		# The full suite configuration, made once at the top of the series
+		# and re-applied before each patch (olddefconfig at an early patch
+		# drops the symbols that later patches add).
+		full = bdir / 'config.full'
+		t0 = time.time()
+		tree.git(self.wt, 'checkout', '-q', '--detach', self.commits[-1] if self.commits
+			 else self.pristine)
+		kunit = ['/usr/bin/python3', str(self.wt / 'tools/testing/kunit/kunit.py'), 'config',
+			 f'--arch={arch}', f'--build_dir={bdir}']
+		kunit += [f'--kunitconfig={k}' for k in kunitconfigs(arch, [])]
+		kunit += [f'--make_options={m}' for m in make_options(arch, not self.args.no_ccache)]
+		proc = subprocess.run(kunit, capture_output=True, text=True, env=build_env(self.cache))
+		if proc.returncode != 0:
+			self.add('build config', False, (proc.stdout + proc.stderr)[-3000:], time.time() - t0)
+			return
+		shutil.copyfile(bdir / '.config', full)
+		for p, c in zip(self.patches, self.commits):
+			t0 = time.time()
+			log = logdir / f'build-{p.stem}.log'
+			log.write_text('')
+			tree.git(self.wt, 'checkout', '-q', '--detach', c)
+			shutil.copyfile(full, bdir / '.config')
+			proc = self._make(bdir, arch, ['olddefconfig'], [], log, self.wt)
+			if proc.returncode == 0:
+				proc = self._make(bdir, arch, [], [], log, self.wt)
+			if proc.returncode != 0:
+				self.add(f'build {p.name}', False, f'see {log}\n' +
+					 '\n'.join((proc.stdout + proc.stderr).splitlines()[-25:]),
+					 time.time() - t0)
+				continue
+			touched = tree.git(self.wt, 'diff-tree', '--no-commit-id', '--name-only', '-r',
+					   c).stdout.split()
+			warns = self._warnings_in(proc.stdout + proc.stderr, touched)
+			# W=1 on the objects of the C files the patch touches.
+			objs = [t[:-2] + '.o' for t in touched
+				if t.endswith('.c') and (bdir / (t[:-2] + '.o')).exists()]
+			if objs:
+				for o in objs:
+					(bdir / o).unlink()
+				w1 = self._make(bdir, arch, objs, ['W=1'], log, self.wt)
+				warns += self._warnings_in(w1.stdout + w1.stderr, touched)
+				if w1.returncode != 0:
+					warns.append(f'W=1 build of {" ".join(objs)} failed')
+				for o in objs:
+					# Leave W=0 objects behind for the next patch.
+					(bdir / o).unlink(missing_ok=True)
+			self.add(f'build {p.name}', not warns,
+				 '\n'.join(warns) if warns else f'x86_64, W=1 on {len(objs)} object(s)',
+				 time.time() - t0)
+
+	@staticmethod
+	def _warnings_in(output: str, touched: List[str]) -> List[str]:
+		out = []
+		for line in output.splitlines():
+			m = WARNING_RE.match(line.strip())
+			if not m:
+				continue
+			f = m.group('file')
+			if any(f.endswith(t) for t in touched):
+				out.append(line.strip())
+		return out
+
+	def check_bkl_scan(self) -> None:
+		where = self.wt if self.commits else self.main
+		hits = []
+		for pat in [r'#[[:space:]]*include[[:space:]]*<linux/smp_lock\.h>',
+			    r'(^|[^[:alnum:]_])(un)?lock_kernel[[:space:]]*\(']:
+			proc = tree.git(where, 'grep', '-n', '-E', pat, '--', '*.c', '*.h', check=False)
+			hits += proc.stdout.splitlines()
+		self.add('bkl-scan', not hits, '\n'.join(hits[:30]) if hits else
+			 'no smp_lock.h include, no lock_kernel()/unlock_kernel() call')
+
+	def check_go7007(self) -> None:
+		arches = paths.parse_arches(self.args.go7007_arch)
+		arches = [a for a in arches if a != 'um']
+		frag = paths.KUNIT_DIR / 'go7007.config'
+		srcdir = self.wt if self.commits else self.main
+		for arch in arches:
+			t0 = time.time()
+			bdir = self.build_root / 'go7007' / arch
+			bdir.mkdir(parents=True, exist_ok=True)
+			log = self.cache / 'series' / 'logs' / f'go7007-{arch}.log'
+			log.write_text('')
+			# allnoconfig plus what the driver needs.
+			proc = self._make(bdir, arch, ['allnoconfig'], [f'KCONFIG_ALLCONFIG={frag}'],
+					  log, srcdir)
+			cfg = (bdir / '.config').read_text() if (bdir / '.config').exists() else ''
+			if proc.returncode != 0 or 'CONFIG_VIDEO_GO7007=y' not in cfg:
+				self.add(f'go7007 {arch}', False, f'could not configure go7007; see {log}',
+					 time.time() - t0)
+				continue
+			# Only the driver's objects are rebuilt, so every run sees its warnings.
+			for o in (bdir / 'drivers/media/usb/go7007').glob('*.o'):
+				o.unlink()
+			proc = self._make(bdir, arch, ['drivers/media/usb/go7007/'], ['W=1'], log, srcdir)
+			warns = sorted({self._normalise(l) for l in (proc.stdout + proc.stderr).splitlines()
+					if WARNING_RE.match(l.strip())})
+			base = paths.KUNIT_DIR / 'baselines' / 'go7007-w1' / f'{arch}.txt'
+			if self.args.update_go7007_baseline and proc.returncode == 0:
+				base.parent.mkdir(parents=True, exist_ok=True)
+				base.write_text(''.join(w + '\n' for w in warns))
+			known = set(base.read_text().splitlines()) if base.exists() else set()
+			new = [w for w in warns if w not in known]
+			ok = proc.returncode == 0 and not new
+			detail = (f'W=1: {len(warns)} warning(s), {len(new)} new' if proc.returncode == 0
+				  else f'build failed; see {log}\n' + '\n'.join(
+					  (proc.stdout + proc.stderr).splitlines()[-15:]))
+			if new:
+				detail += '\n' + '\n'.join(new[:20])
+			self.add(f'go7007 {arch}', ok, detail, time.time() - t0)
+
+	@staticmethod
+	def _normalise(line: str) -> str:
+		"""file:line:col: warning: msg -> file: warning: msg (lines move)."""
+		m = WARNING_RE.match(line.strip())
+		if not m:
+			return line.strip()
+		f = re.sub(r'^.*?(?=(drivers|include|arch)/)', '', m.group('file'))
+		return f'{f}: {m.group("kind")}: {m.group("msg")}'
+
+
+def main(args: argparse.Namespace) -> int:
+	checks = [c.strip() for c in args.checks.split(',') if c.strip()]
+	bad = [c for c in checks if c not in ALL_CHECKS]
+	if bad:
+		raise UserError(f'unknown check(s) {", ".join(bad)}; choose from {", ".join(ALL_CHECKS)}')
+	cache = paths.cache_dir(args.cache_dir)
+	arches = ['x86_64']
+	if 'go7007' in checks:
+		arches += paths.parse_arches(args.go7007_arch)
+	deps.ensure(deps.for_arches(arches), allow_install=not args.no_install)
+	tree.prepare(cache, allow_install=not args.no_install, quiet=True)
+	ch = Checker(cache, args)
+	print(f'Series checks: {len(ch.patches)} patches on {ch.main.name}', flush=True)
+	applied = ch.check_apply()
+	if applied:
+		if 'checkpatch' in checks:
+			ch.check_checkpatch()
+		if 'maintainers' in checks:
+			ch.check_maintainers()
+		if 'build' in checks:
+			ch.check_build()
+		if 'bkl-scan' in checks:
+			tree.git(ch.wt, 'checkout', '-q', '--detach', ch.commits[-1] if ch.commits
+				 else ch.pristine)
+			ch.check_bkl_scan()
+		if 'go7007' in checks:
+			ch.check_go7007()
+	failed = [c for c in ch.results if not c.ok]
+	print(f'{len(ch.results) - len(failed)} passed, {len(failed)} failed')
+	return 1 if failed else 0

@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: GPL-2.0
+# The verbs of the project.  Everything heavy happens in the cache
+# ($BKL_KUNIT_CACHE, default ~/.cache/bkl-kunit), never in this checkout.
+
+# Debian's interpreter: the one that sees python3-pytest and friends.
+PYTHON ?= /usr/bin/python3
+KUNIT  := $(PYTHON) tools/kunit.py
+# `make run ARCH=arm64 FILTER='autofs_*'`
+ARCH   ?= all
+FILTER ?=
+# The arches `make test` boots (CI's time budget holds two cold builds).
+TEST_ARCHES ?= x86_64,arm
+
+.PHONY: all run test pytest prepare export check-series deps clean distclean help
+
+all: help
+
+help:
+	@echo 'make run [ARCH=x86_64|i386|arm|arm64|um|all] [FILTER=glob]  build and boot the suites'
+	@echo 'make test                run what CI runs (pytest, check-series, KUnit on $(TEST_ARCHES))'
+	@echo 'make pytest              the host tool tests only'
+	@echo 'make prepare             unpack the distro tree into the cache and apply the series'
+	@echo 'make export              write the work tree commits back to kernel-patches/'
+	@echo 'make check-series        apply, checkpatch --strict, per-patch build, scans'
+	@echo 'make deps                install the Debian packages for all arches'
+	@echo 'make clean               remove build directories and results from the cache'
+	@echo 'make distclean           remove the whole cache'
+
+run:
+	$(KUNIT) run --arch=$(ARCH) $(FILTER)
+
+test:
+	$(KUNIT) test --arch=$(TEST_ARCHES)
+
+pytest:
+	$(PYTHON) -m pytest -q -p no:cacheprovider tools/tests
+
+prepare:
+	$(KUNIT) prepare
+
+export:
+	$(KUNIT) export
+
+check-series:
+	$(KUNIT) check-series
+
+deps:
+	$(KUNIT) deps --arch=all --with-test
+
+clean:
+	$(KUNIT) clean
+
+distclean:
+	$(KUNIT) clean --all

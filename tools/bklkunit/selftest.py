@@ -1,0 +1,112 @@
+# SPDX-License-Identifier: GPL-2.0
+"""`kunit.py test` (what `make test` and CI run): the tool's pytest suite,
+the series checks and the KUnit suites on the CI arches, with one closing
+line `N passed, N failed` over all of them."""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import List, Tuple
+
+from . import deps, paths
+
+KUNIT = [sys.executable, str(paths.REPO / 'tools' / 'kunit.py')]
+CI_ARCHES = 'x86_64,arm'
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+	p.add_argument('--arch', default=CI_ARCHES,
+		       help=f'arches for the KUnit run (default: {CI_ARCHES})')
+	p.add_argument('--skip', default='',
+		       help='comma list of steps to leave out: pytest, series, kunit')
+
+
+def _run(cmd: List[str], log: Path) -> Tuple[int, str]:
+	print('$ ' + ' '.join(cmd), flush=True)
+	proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+				errors='replace', cwd=paths.REPO)
+	assert proc.stdout is not None
+	out = []
+	with open(log, 'w') as f:
+		for line in proc.stdout:
+			sys.stdout.write(line)
+			sys.stdout.flush()
+			f.write(line)
+			out.append(line)
+	return proc.wait(), ''.join(out)
+
+
+def counts_from(output: str) -> Tuple[int, int]:
+	"""(passed, failed) from pytest's or our own closing line."""
+	passed = failed = 0
+	tail = output.strip().splitlines()[-5:]
+	for line in reversed(tail):
+		p = re.search(r'(\d+) passed', line)
+		f = re.search(r'(\d+) (failed|error)', line)
+		if p or f:
+			passed = int(p.group(1)) if p else 0
+			failed = sum(int(n) for n, _ in re.findall(r'(\d+) (failed|errors?)\b', line))
+			return passed, failed
+	return 0, 0
+
+
+def main(args: argparse.Namespace) -> int:
+	skip = {s.strip() for s in args.skip.split(',') if s.strip()}
+	cache = paths.cache_dir(args.cache_dir)
+	logdir = cache / 'test-logs' / time.strftime('%Y%m%d-%H%M%S')
+	logdir.mkdir(parents=True, exist_ok=True)
+	arches = paths.parse_arches(args.arch)
+	deps.ensure(deps.for_arches(arches + ['arm64']) + deps.TEST_PACKAGES,
+		    allow_install=not args.no_install)
+	common = ['--cache-dir', str(cache)] + (['--no-install'] if args.no_install else [])
+	total_p = total_f = 0
+	steps = []
+
+	if 'pytest' not in skip:
+		rc, out = _run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider',
+				'tools/tests'], logdir / 'pytest.log')
+		p, f = counts_from(out)
+		if rc != 0 and f == 0:
+			f = 1   # pytest died before its summary (or ran nothing)
+		if rc == 5 or p + f == 0:
+			f = max(f, 1)
+		steps.append(('pytest', p, f))
+
+	if 'series' not in skip:
+		rc, out = _run(KUNIT + ['check-series'] + common, logdir / 'series.log')
+		p, f = counts_from(out)
+		if rc != 0 and f == 0:
+			f = 1
+		steps.append(('series checks', p, f))
+
+	if 'kunit' not in skip:
+		rdir = logdir / 'kunit'
+		rc, out = _run(KUNIT + ['run', f'--arch={",".join(arches)}', '--results-dir',
+					str(rdir)] + common, logdir / 'kunit.log')
+		p = f = 0
+		try:
+			summary = json.loads((rdir / 'summary.json').read_text())
+			for a in summary['arches']:
+				p += a['passed']
+				f += a['failed'] + a['crashed']
+				if a['status'] != 'PASS' and a['failed'] + a['crashed'] == 0:
+					f += 1   # a build failure, timeout or crash with no case to blame
+		except (OSError, ValueError, KeyError):
+			f += 1
+		if rc != 0 and f == 0:
+			f = 1
+		steps.append((f'KUnit cases ({",".join(arches)})', p, f))
+
+	print('\nSummary')
+	for name, p, f in steps:
+		total_p += p
+		total_f += f
+		print(f'  {name:<28} {p:5d} passed, {f:3d} failed')
+	print(f'Logs: {logdir}')
+	print(f'{total_p} passed, {total_f} failed')
+	return 1 if total_f else 0
