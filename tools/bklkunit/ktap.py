@@ -35,12 +35,12 @@ def parser_module(kernel_tree: Path) -> ModuleType:
 	kdir = str(Path(kernel_tree) / 'tools' / 'testing' / 'kunit')
 	if _loaded and _loaded[0] == kdir:
 		return _loaded[1]
+	if not Path(kdir, 'kunit_parser.py').exists():
+		raise FileNotFoundError(f'{kdir}/kunit_parser.py not found')
 	if _loaded:
 		for name in ('kunit_parser', 'kunit_printer', 'kunit_json'):
 			sys.modules.pop(name, None)
 		sys.path.remove(_loaded[0])
-	if not Path(kdir, 'kunit_parser.py').exists():
-		raise FileNotFoundError(f'{kdir}/kunit_parser.py not found')
 	sys.path.insert(0, kdir)
 	old = sys.dont_write_bytecode
 	sys.dont_write_bytecode = True  # keep the kernel tree clean
@@ -67,7 +67,8 @@ class Verdict:
 
 def _collect(test, prefix: str, out: List[str], ok_states) -> None:
 	for sub in test.subtests:
-		name = f'{prefix}.{sub.name}' if prefix else sub.name
+		sub_name = sub.name or '(unnamed: never reported)'
+		name = f'{prefix}.{sub_name}' if prefix else sub_name
 		if sub.subtests:
 			_collect(sub, name, out, ok_states)
 		elif sub.status not in ok_states:
@@ -101,6 +102,8 @@ def judge(kernel_tree: Path, console: Iterable[str], kunit_output: str = '') -> 
 	elif test.status == kp.TestStatus.FAILURE_TO_PARSE_TESTS or c.total() == 0 and not any(
 			'KTAP version' in l or 'TAP version' in l for l in lines):
 		v.status, v.reason = 'CRASH', 'the guest printed no KTAP output'
+	elif test.status == kp.TestStatus.NO_TESTS and not c.crashed:
+		v.status, v.reason = 'NO_TESTS', 'no test ran (filter matched nothing?)'
 	elif test.status == kp.TestStatus.TEST_CRASHED or c.crashed or c.errors:
 		v.status = 'CRASH'
 		v.reason = (f'incomplete KTAP ({c.crashed} crashed, {c.errors} errors): '

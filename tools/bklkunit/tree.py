@@ -246,7 +246,9 @@ def apply_series(tree: Path, patches: Sequence[Path]) -> None:
 	hunk, and raise (the caller restores the tree)."""
 	if not patches:
 		return
-	proc = git(tree, 'am', '-q', '--committer-date-is-author-date',
+	# --keep-non-patch: strip only [PATCH ...] from subjects, so that a
+	# "[media] go7007: ..." subject survives the prepare/export round trip.
+	proc = git(tree, 'am', '-q', '--committer-date-is-author-date', '--keep-non-patch',
 		   *[str(p) for p in patches], check=False)
 	if proc.returncode == 0:
 		return
@@ -387,7 +389,21 @@ def export(cache: Path, patch_dir: Path = paths.PATCH_DIR) -> List[Path]:
 # ---------------------------------------------------------------- a user's tree
 
 def series_status(tree: Path, patches: Sequence[Path]) -> List[str]:
-	"""For each patch: 'applied', 'not applied' or 'conflicts'."""
+	"""For each patch: 'applied', 'not applied' or 'conflicts'.
+
+	The series is first checked as one stream (later patches build on
+	earlier ones); only when that fails is each patch tried on its own."""
+	if patches:
+		stream = b''.join(p.read_bytes() for p in patches)
+
+		def check(*opts: str) -> bool:
+			return subprocess.run(['git', 'apply', '--check', *opts], cwd=tree,
+					      input=stream, capture_output=True,
+					      env=git_env()).returncode == 0
+		if check():
+			return ['not applied'] * len(patches)
+		if check('-R'):
+			return ['applied'] * len(patches)
 	out = []
 	for p in patches:
 		fwd = subprocess.run(['git', 'apply', '--check', str(p)], cwd=tree,

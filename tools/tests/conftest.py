@@ -55,6 +55,22 @@ def _hermetic(tmp_path, monkeypatch):
 # ------------------------------------------------------------ the real parser
 
 
+def _forget_parser():
+	from bklkunit import ktap
+	ktap._loaded = None
+	for name in ('kunit_parser', 'kunit_printer', 'kunit_json'):
+		sys.modules.pop(name, None)
+	sys.path[:] = [p for p in sys.path if not p.endswith('/tools/testing/kunit')]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_parser():
+	"""ktap caches one kunit_parser per process; every test starts without it."""
+	_forget_parser()
+	yield
+	_forget_parser()
+
+
 @pytest.fixture(scope='session')
 def kernel_tree() -> Path:
 	"""The tree `./tools/kunit.py prepare` made (read only, for its parser)."""
@@ -167,6 +183,14 @@ FAKE_SOURCE: Dict[str, str] = {
 	'Documentation/filesystems/autofs.rst': '=====================\nautofs - how it works\n=====================\n',
 	'scripts/checkpatch.pl': '#!/usr/bin/perl\nexit 0;\n',
 }
+
+# fs/autofs/Kconfig after one and after two patches that each append a block.
+KCONFIG_A = FAKE_SOURCE['fs/autofs/Kconfig'] + (
+	'\nconfig AUTOFS_KUNIT_TEST\n\tbool "KUnit tests for autofs" if !KUNIT_ALL_TESTS\n'
+	'\tdepends on KUNIT=y && AUTOFS_FS=y\n\tdefault KUNIT_ALL_TESTS\n')
+KCONFIG_B = KCONFIG_A + (
+	'\nconfig AUTOFS_END_STATE_KUNIT_TEST\n\tbool "KUnit end-state checks"\n'
+	'\tdepends on KUNIT=y && AUTOFS_FS=y\n')
 
 
 def write_source(root: Path, sublevel: int = 118) -> Dict[str, str]:

@@ -1,0 +1,555 @@
+# SPDX-License-Identifier: GPL-2.0
+"""run: the per-arch loop over a fake kernel tree whose kunit.py is a stub."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from bklkunit import cli, deps, paths, run
+from bklkunit.errors import UserError
+from conftest import DATA, KCONFIG_A, KCONFIG_B, commit, copy_parser, git, read_data
+
+# Stands in for tools/testing/kunit/kunit.py.  What it does per arch comes
+# from files in $BKL_STUB_CTL: <arch>.build (output), <arch>.build_rc,
+# <arch>.console (written to <build_dir>/test.log), <arch>.exec (output),
+# <arch>.exec_rc.  Every call is appended to calls.jsonl.
+STUB = r'''
+import json, os, sys
+from pathlib import Path
+
+ctl = Path(os.environ['BKL_STUB_CTL'])
+verb, rest = sys.argv[1], sys.argv[2:]
+opts, positional = {}, []
+for a in rest:
+	if a.startswith('--') and '=' in a:
+		k, v = a[2:].split('=', 1)
+		opts.setdefault(k, []).append(v)
+	else:
+		positional.append(a)
+arch = opts['arch'][0]
+with open(ctl / 'calls.jsonl', 'a') as f:
+	f.write(json.dumps({'verb': verb, 'argv': rest, 'cwd': os.getcwd(),
+			    'ccache_dir': os.environ.get('CCACHE_DIR')}) + '\n')
+
+def get(name, default=None):
+	p = ctl / f'{arch}.{name}'
+	return p.read_text() if p.exists() else default
+
+if verb == 'build':
+	Path(opts['build_dir'][0]).mkdir(exist_ok=True)     # as kunit.py does
+	sys.stdout.write(get('build', '[07:00:40] Configuring KUnit Kernel ...\n'
+			 '[07:00:42] Building KUnit Kernel ...\n'))
+	sys.exit(int(get('build_rc', '0')))
+if verb == 'exec':
+	build_dir = Path(opts['build_dir'][0])
+	console = get('console')
+	if console is not None:
+		(build_dir / 'test.log').write_text(console)
+	sys.stdout.write(get('exec', '[07:01:02] Starting KUnit Kernel (1/1)...\n'))
+	Path(opts['json'][0]).write_text('{"name": "KUnit Test Group"}\n')
+	sys.exit(int(get('exec_rc', '0')))
+sys.exit(f'stub kunit.py: unexpected verb {verb}')
+'''
+
+
+class Fake:
+	"""A fake kernel tree, the stub's controls, and the repo's config files."""
+
+	def __init__(self, root: Path):
+		self.root = root
+		self.tree = root / 'linux'
+		self.ctl = root / 'ctl'
+		self.cache = root / 'cache'
+		self.results = root / 'results'
+
+	def scenario(self, arch, build=None, build_rc=0, console=None, exec_out=None, exec_rc=0):
+		"""console / build / exec_out: a data file name or literal text."""
+		def text(v):
+			return read_data(v) if v and (DATA / v).is_file() else v
+		for name, value in (('build', text(build)), ('console', text(console)),
+				    ('exec', text(exec_out))):
+			if value is not None:
+				(self.ctl / f'{arch}.{name}').write_text(value)
+		(self.ctl / f'{arch}.build_rc').write_text(str(build_rc))
+		(self.ctl / f'{arch}.exec_rc').write_text(str(exec_rc))
+
+	def calls(self, verb=None, arch=None):
+		f = self.ctl / 'calls.jsonl'
+		out = [json.loads(l) for l in f.read_text().splitlines()] if f.exists() else []
+		return [c for c in out if (verb is None or c['verb'] == verb) and
+			(arch is None or f'--arch={arch}' in c['argv'])]
+
+	def args(self, *argv):
+		return cli.build_parser().parse_args(
+			['run', '--cache-dir', str(self.cache), '--results-dir', str(self.results),
+			 '--no-install', '--jobs', '3'] + list(argv))
+
+	def run_arch(self, arch, *argv):
+		args = self.args('--arch', arch, *argv)
+		out = self.results / arch
+		bdir = self.cache / 'build' / 'debian' / arch
+		bdir.parent.mkdir(parents=True, exist_ok=True)     # as run.main does
+		return run.run_arch(self.tree, arch, bdir, out, args, self.cache), out
+
+
+@pytest.fixture
+def fake(tmp_path, kernel_tree, monkeypatch):
+	f = Fake(tmp_path)
+	kdir = copy_parser(kernel_tree, f.tree)
+	(kdir / 'kunit.py').write_text(STUB)
+	(f.tree / 'Makefile').write_text('VERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 118\n')
+	f.ctl.mkdir()
+	monkeypatch.setenv('BKL_STUB_CTL', str(f.ctl))
+	# The repository's config fragments, as copies.
+	repo = tmp_path / 'repo'
+	(repo / 'kunit' / 'profiles').mkdir(parents=True)
+	(repo / 'kunit' / 'arch').mkdir()
+	(repo / '.kunitconfig').write_text('CONFIG_KUNIT=y\nCONFIG_AUTOFS_FS=y\n')
+	(repo / 'kunit' / 'profiles' / 'default.config').write_text('CONFIG_DEBUG_KERNEL=y\n')
+	for a in paths.QEMU_ARCHES:
+		(repo / 'kunit' / 'arch' / f'{a}.config').write_text(f'# {a}\n')
+	monkeypatch.setattr(paths, 'KUNITCONFIG', repo / '.kunitconfig')
+	monkeypatch.setattr(paths, 'KUNIT_DIR', repo / 'kunit')
+	f.repo = repo
+	# Decide ccache explicitly in each test.
+	monkeypatch.setattr(run.shutil, 'which', lambda name: None)
+	return f
+
+
+@pytest.fixture
+def with_ccache(monkeypatch):
+	monkeypatch.setattr(run.shutil, 'which',
+			    lambda name: '/usr/bin/ccache' if name == 'ccache' else None)
+
+
+# ------------------------------------------------------------- small pieces
+
+
+def test_format_table():
+	rs = [run.ArchResult('x86_64', 'PASS', passed=10, skipped=1, build_seconds=151.4,
+			     run_seconds=3.6),
+	      run.ArchResult('arm64', 'BUILD_FAILED', build_seconds=12)]
+	lines = run.format_table(rs).splitlines()
+	assert len(lines) == 2 + len(rs)
+	assert lines[0].split() == ['arch', 'status', 'passed', 'failed', 'skipped', 'crashed',
+				    'build', 's', 'run', 's']
+	assert set(lines[1].replace(' ', '')) == {'-'}
+	assert lines[2].split() == ['x86_64', 'PASS', '10', '0', '1', '0', '151', '4']
+	assert lines[3].split() == ['arm64', 'BUILD_FAILED', '0', '0', '0', '0', '12', '0']
+	# Columns line up: every line as wide as the header.
+	assert len({len(l.rstrip()) for l in lines}) == 1
+	assert lines[2].startswith('x86_64  ')
+
+
+def test_format_table_without_results():
+	assert len(run.format_table([]).splitlines()) == 2
+
+
+def test_arch_result_ok():
+	assert run.ArchResult('arm', 'PASS').ok
+	for s in ('FAIL', 'CRASH', 'TIMEOUT', 'NO_TESTS', 'BUILD_FAILED', 'NOT_RUN'):
+		assert not run.ArchResult('arm', s).ok
+
+
+def test_kunitconfigs_order(fake, tmp_path, monkeypatch):
+	extra = tmp_path / 'extra.config'
+	extra.write_text('CONFIG_X=y\n')
+	monkeypatch.chdir(tmp_path)
+	got = run.kunitconfigs('arm64', ['extra.config'])
+	assert got == [fake.repo / '.kunitconfig', fake.repo / 'kunit/profiles/default.config',
+		       fake.repo / 'kunit/arch/arm64.config', extra.resolve()]
+	# No fragment for UML: it is simply left out.
+	assert run.kunitconfigs('um', []) == got[:2]
+
+
+def test_kunitconfigs_missing_extra_fragment(fake, tmp_path):
+	missing = tmp_path / 'nope.config'
+	with pytest.raises(UserError) as ei:
+		run.kunitconfigs('x86_64', [str(missing)])
+	assert str(missing) in str(ei.value)
+	assert 'does not exist' in str(ei.value)
+
+
+def test_kunitconfigs_missing_repo_file(fake):
+	(fake.repo / 'kunit/profiles/default.config').unlink()
+	with pytest.raises(UserError, match='default.config'):
+		run.kunitconfigs('x86_64', [])
+
+
+def test_make_options_with_ccache(with_ccache):
+	assert run.make_options('x86_64', True) == ['CC=ccache gcc', 'HOSTCC=ccache gcc']
+	assert run.make_options('i386', True) == ['CC=ccache gcc', 'HOSTCC=ccache gcc']
+	assert run.make_options('arm', True) == ['CC=ccache arm-linux-gnueabihf-gcc',
+						 'HOSTCC=ccache gcc']
+	assert run.make_options('arm64', True) == ['CC=ccache aarch64-linux-gnu-gcc',
+						   'HOSTCC=ccache gcc']
+	assert run.make_options('arm64', False) == []
+
+
+def test_make_options_without_ccache_installed(monkeypatch):
+	monkeypatch.setattr(run.shutil, 'which', lambda name: None)
+	assert run.make_options('x86_64', True) == []
+	assert run.make_options('arm', False) == []
+
+
+def test_build_env(tmp_path, monkeypatch):
+	monkeypatch.delenv('CCACHE_MAXSIZE', raising=False)
+	env = run.build_env(tmp_path)
+	assert env['CCACHE_DIR'] == str(tmp_path / 'ccache')
+	assert env['CCACHE_BASEDIR'] == str(tmp_path)
+	assert env['CCACHE_MAXSIZE'] == '20G'
+	assert env['KBUILD_BUILD_TIMESTAMP'] and env['KBUILD_BUILD_USER'] and env['KBUILD_BUILD_HOST']
+	assert env['PYTHONDONTWRITEBYTECODE'] == '1'
+	monkeypatch.setenv('CCACHE_MAXSIZE', '5G')
+	assert run.build_env(tmp_path)['CCACHE_MAXSIZE'] == '5G'
+
+
+def test_run_parser_defaults(tmp_path):
+	args = cli.build_parser().parse_args(['run'])
+	assert args.arch == 'all'
+	assert args.timeout == run.DEFAULT_TIMEOUT == 300
+	assert args.filter_glob == ''
+	assert args.kunitconfig == [] and args.kconfig_add == [] and args.qemu_args == []
+	assert not args.no_ccache and not args.no_install and not args.verbose
+	assert args.tree is None and args.results_dir is None and args.cache_dir is None
+
+
+def test_results_dir_default_is_timestamped_with_latest(tmp_path):
+	args = cli.build_parser().parse_args(['run'])
+	d1 = run.results_dir(args, tmp_path)
+	d2 = run.results_dir(args, tmp_path)
+	assert d1 != d2 and d1.is_dir() and d2.is_dir()
+	assert d1.parent == d2.parent == tmp_path / 'results'
+	latest = tmp_path / 'results' / 'latest'
+	assert latest.is_symlink() and os.readlink(latest) == d2.name
+	assert latest.resolve() == d2.resolve()
+
+
+# ------------------------------------------------------------------ run_arch
+
+
+def test_run_arch_pass_writes_every_log(fake):
+	fake.scenario('x86_64', build='build_ok.log', console='console_pass.log',
+		      exec_out='[07:01:02] Starting KUnit Kernel (1/1)...\n[07:01:05] Testing complete.\n')
+	r, out = fake.run_arch('x86_64')
+	assert r.status == 'PASS', r.reason
+	assert (r.passed, r.failed, r.skipped, r.crashed) == (10, 0, 0, 0)
+	assert r.failures == [] and r.reason == ''
+	assert r.build_seconds >= 0 and r.run_seconds >= 0
+	for name in ('build.log', 'kunit.log', 'console.log', 'ktap.log', 'results.json'):
+		assert (out / name).is_file(), name
+	build_log = (out / 'build.log').read_text()
+	assert build_log.startswith('$ ') and ' build ' in build_log.splitlines()[0]
+	assert 'Building KUnit Kernel' in build_log
+	assert 'Testing complete.' in (out / 'kunit.log').read_text()
+	assert (out / 'console.log').read_text() == read_data('console_pass.log')
+	ktap_log = (out / 'ktap.log').read_text().splitlines()
+	assert ktap_log[0] == 'KTAP version 1'
+	assert 'ok 2 autofs_end_state' in ktap_log
+
+
+def test_run_arch_passes_the_right_arguments(fake, tmp_path):
+	fake.scenario('x86_64', console='console_pass.log')
+	extra = tmp_path / 'extra.config'
+	extra.write_text('CONFIG_X=y\n')
+	r, out = fake.run_arch('x86_64', 'autofs_*', '--no-ccache', '--timeout', '77',
+			       '--kunitconfig', str(extra), '--kconfig-add', 'CONFIG_KASAN=y',
+			       '--qemu-args', '-smp 2')
+	assert r.status == 'PASS', r.reason
+	bdir = fake.cache / 'build' / 'debian' / 'x86_64'
+	[build] = fake.calls('build')
+	assert build['argv'][:3] == ['--arch=x86_64', f'--build_dir={bdir}', '--jobs=3']
+	assert [a for a in build['argv'] if a.startswith('--kunitconfig=')] == [
+		f'--kunitconfig={fake.repo / ".kunitconfig"}',
+		f'--kunitconfig={fake.repo / "kunit/profiles/default.config"}',
+		f'--kunitconfig={fake.repo / "kunit/arch/x86_64.config"}',
+		f'--kunitconfig={extra}']
+	assert '--kconfig_add=CONFIG_KASAN=y' in build['argv']
+	assert not any(a.startswith('--make_options') for a in build['argv'])
+	assert not any(a.startswith('--cross_compile') for a in build['argv'])
+	assert build['ccache_dir'] == str(fake.cache / 'ccache')
+	[ex] = fake.calls('exec')
+	assert ex['argv'][:2] == ['--arch=x86_64', f'--build_dir={bdir}']
+	assert '--timeout=77' in ex['argv']
+	assert f'--json={out / "results.json"}' in ex['argv']
+	assert '--qemu_args=-smp 2' in ex['argv']
+	assert ex['argv'][-1] == 'autofs_*'
+
+
+def test_run_arch_cross_compiles_arm_with_ccache(fake, with_ccache):
+	fake.scenario('arm', console='console_pass.log')
+	r, _ = fake.run_arch('arm')
+	assert r.status == 'PASS', r.reason
+	[build] = fake.calls('build')
+	assert '--cross_compile=arm-linux-gnueabihf-' in build['argv']
+	assert '--make_options=CC=ccache arm-linux-gnueabihf-gcc' in build['argv']
+	assert '--make_options=HOSTCC=ccache gcc' in build['argv']
+	assert '--cross_compile=arm-linux-gnueabihf-' in fake.calls('exec')[0]['argv']
+
+
+def test_run_arch_no_ccache_flag(fake, with_ccache):
+	fake.scenario('arm64', console='console_pass.log')
+	fake.run_arch('arm64', '--no-ccache')
+	assert not any(a.startswith('--make_options') for a in fake.calls('build')[0]['argv'])
+
+
+def test_run_arch_build_failure(fake):
+	fake.scenario('x86_64', build='build_compile_error.log', build_rc=1,
+		      console='console_pass.log')
+	r, out = fake.run_arch('x86_64', '--no-ccache')
+	assert r.status == 'BUILD_FAILED'
+	assert str(out / 'build.log') in r.reason
+	assert 'exited 1' in r.reason
+	assert "make: *** [Makefile:224: __sub-make] Error 2" in r.reason    # the tail is quoted
+	assert fake.calls('exec') == []                                     # never booted
+	assert not (out / 'console.log').exists()
+
+
+def test_run_arch_config_failure(fake):
+	fake.scenario('arm64', build='build_config_missing.log', build_rc=1)
+	r, out = fake.run_arch('arm64', '--no-ccache')
+	assert r.status == 'CONFIG_FAILED'
+	assert 'Missing: CONFIG_CIFS=y' in r.reason
+	assert str(out / 'build.log') in r.reason
+
+
+@pytest.mark.parametrize('ccache', [False, True], ids=['no-ccache', 'ccache'])
+def test_conflicting_kunitconfigs_are_a_config_failure(fake, monkeypatch, ccache):
+	"""The same kunit.py output must get the same status whether or not the
+	build command line carries --make_options=CC=ccache ... ."""
+	if ccache:
+		monkeypatch.setattr(run.shutil, 'which', lambda name: '/usr/bin/ccache')
+	fake.scenario('x86_64', build='build_config_conflict.log', build_rc=1)
+	r, _ = fake.run_arch('x86_64')
+	assert r.status == 'CONFIG_FAILED', r.reason
+
+
+def test_run_arch_one_failing_case(fake):
+	fake.scenario('x86_64', console='console_fail.log', exec_rc=1)
+	r, _ = fake.run_arch('x86_64')
+	assert r.status == 'FAIL'
+	assert (r.passed, r.failed) == (9, 1)
+	assert r.failures[0].startswith('autofs_protocol.autofs_test_no_pipe')
+
+
+def test_run_arch_crash(fake):
+	fake.scenario('i386', console='console_panic.log', exec_rc=1)
+	r, out = fake.run_arch('i386')
+	assert r.status == 'CRASH'
+	assert r.reason
+	assert 'Kernel panic' in (out / 'console.log').read_text()
+
+
+def test_run_arch_timeout(fake):
+	fake.scenario('arm', console='console_timeout.log', exec_out='kunit_timeout.log', exec_rc=1)
+	r, _ = fake.run_arch('arm')
+	assert r.status == 'TIMEOUT'
+	assert '300' in r.reason
+
+
+def test_run_arch_without_any_console_is_a_crash(fake):
+	fake.scenario('x86_64', exec_out='qemu-system-x86_64: failed to initialize KVM\n', exec_rc=1)
+	r, out = fake.run_arch('x86_64')
+	assert r.status == 'CRASH'
+	assert 'KTAP' in r.reason
+	assert (out / 'console.log').read_text() == ''
+	assert (out / 'ktap.log').read_text() == ''
+
+
+def test_a_stale_console_from_an_earlier_run_is_not_reused(fake):
+	bdir = fake.cache / 'build' / 'debian' / 'x86_64'
+	bdir.mkdir(parents=True)
+	(bdir / 'test.log').write_text(read_data('console_pass.log'))
+	fake.scenario('x86_64')                              # exec writes no console
+	r, _ = fake.run_arch('x86_64')
+	assert r.status == 'CRASH'
+
+
+def test_exec_failing_with_a_passing_console_is_not_a_pass(fake):
+	fake.scenario('x86_64', console='console_pass.log', exec_rc=1)
+	r, _ = fake.run_arch('x86_64')
+	assert r.status == 'FAIL'
+	assert 'exited 1' in r.reason
+
+
+# ---------------------------------------------------------------------- main
+
+
+@pytest.fixture
+def main_env(fake, monkeypatch):
+	ensured = []
+	monkeypatch.setattr(deps, 'ensure',
+			    lambda pkgs, allow_install=True: ensured.append((list(pkgs), allow_install)))
+	info = {'tree': str(fake.tree), 'kernel_version': '6.12.118', 'series': 'applied'}
+
+	def resolve_tree(args, cache):
+		assert cache == fake.cache
+		return fake.tree, 'debian', dict(info)
+	monkeypatch.setattr(run, 'resolve_tree', resolve_tree)
+	fake.ensured = ensured
+	return fake
+
+
+def summary(fake):
+	return json.loads((fake.results / 'summary.json').read_text())
+
+
+def test_main_build_failure_does_not_stop_the_next_arch(main_env, capsys):
+	f = main_env
+	f.scenario('x86_64', build='build_compile_error.log', build_rc=1)
+	f.scenario('arm64', console='console_pass.log')
+	rc = run.main(f.args('--arch', 'x86_64,arm64', '--no-ccache'))
+	assert rc == 1
+	assert f.calls('exec', 'x86_64') == []
+	assert len(f.calls('exec', 'arm64')) == 1
+	s = summary(f)
+	assert [(a['arch'], a['status']) for a in s['arches']] == [
+		('x86_64', 'BUILD_FAILED'), ('arm64', 'PASS')]
+	assert str(f.results / 'x86_64' / 'build.log') in s['arches'][0]['reason']
+	assert s['arches'][1]['passed'] == 10
+	assert s['results_dir'] == str(f.results)
+	assert s['tree'] == str(f.tree) and s['kernel_version'] == '6.12.118'
+	for arch in ('x86_64', 'arm64'):
+		v = json.loads((f.results / arch / 'verdict.json').read_text())
+		assert v['arch'] == arch
+	out = capsys.readouterr().out
+	assert 'x86_64: BUILD_FAILED' in out
+	assert '1 arch(es) passed, 1 failed: x86_64' in out
+	# deps were checked once, for both arches, without apt-get.
+	[(pkgs, allow)] = f.ensured
+	assert allow is False
+	assert 'qemu-system-x86' in pkgs and 'gcc-aarch64-linux-gnu' in pkgs
+	# One build directory per arch under the tree's key.
+	assert (f.cache / 'build' / 'debian' / 'arm64').is_dir()
+
+
+def test_main_all_pass(main_env, capsys):
+	f = main_env
+	for a in paths.QEMU_ARCHES:
+		f.scenario(a, console='console_pass.log')
+	rc = run.main(f.args('--no-ccache', 'autofs_*'))
+	assert rc == 0
+	s = summary(f)
+	assert [a['arch'] for a in s['arches']] == paths.QEMU_ARCHES
+	assert {a['status'] for a in s['arches']} == {'PASS'}
+	assert s['filter_glob'] == 'autofs_*'
+	out = capsys.readouterr().out
+	assert '4 arch(es) passed, 0 failed' in out
+	assert run.format_table([run.ArchResult(**a) for a in s['arches']]) in out
+
+
+def test_main_crash_returns_1(main_env, capsys):
+	f = main_env
+	f.scenario('x86_64', console='console_pass.log')
+	f.scenario('i386', console='console_panic.log', exec_rc=1)
+	rc = run.main(f.args('--arch', 'x86_64,i386', '--no-ccache'))
+	assert rc == 1
+	s = summary(f)
+	assert [(a['arch'], a['status']) for a in s['arches']] == [('x86_64', 'PASS'), ('i386', 'CRASH')]
+	assert 'i386: CRASH' in capsys.readouterr().out
+
+
+def test_main_unexpected_error_in_one_arch_is_recorded(main_env, monkeypatch):
+	f = main_env
+	f.scenario('arm64', console='console_pass.log')
+	real = run.run_arch
+
+	def flaky(ktree, arch, *a):
+		if arch == 'arm':
+			raise OSError('disk full')
+		return real(ktree, arch, *a)
+	monkeypatch.setattr(run, 'run_arch', flaky)
+	rc = run.main(f.args('--arch', 'arm,arm64', '--no-ccache'))
+	assert rc == 1
+	s = summary(f)
+	assert s['arches'][0]['status'] == 'ERROR' and 'disk full' in s['arches'][0]['reason']
+	assert s['arches'][1]['status'] == 'PASS'
+
+
+def test_main_unknown_arch_is_a_user_error(main_env):
+	with pytest.raises(UserError, match='unknown arch'):
+		run.main(main_env.args('--arch', 'sparc'))
+	assert main_env.ensured == []
+
+
+def test_cli_reports_user_errors_without_a_traceback(tmp_path, capsys):
+	rc = cli.main(['run', '--arch', 'sparc', '--cache-dir', str(tmp_path), '--no-install'])
+	assert rc == 2
+	err = capsys.readouterr().err
+	assert err.startswith('kunit.py run: error: unknown arch')
+	assert 'Traceback' not in err
+
+
+# -------------------------------------------------------------- --tree DIR
+
+
+@pytest.fixture
+def user_tree(tmp_path, source_tarball, monkeypatch):
+	"""A clean git kernel tree of the right version (the pristine commit of a
+	prepared tree) plus a kernel-patches/ exported from work on top of it."""
+	from bklkunit import tree
+	from conftest import DEBVER
+
+	patch_dir = tmp_path / 'kernel-patches'
+	patch_dir.mkdir()
+	monkeypatch.setattr(paths, 'PATCH_DIR', patch_dir)
+	prep = tree.prepare(tmp_path / 'cache', patch_dir=patch_dir, tarball=source_tarball,
+			    debver=DEBVER, allow_install=False)
+
+	def series(*steps):
+		"""steps: (subject, {path: text}); exported, then the tree reset to pristine."""
+		for subject, files in steps:
+			commit(prep.path, subject + '\n', files)
+		tree.export(tmp_path / 'cache', patch_dir)
+		git(prep.path, 'reset', '-q', '--hard', prep.pristine)
+		kdir = prep.path / 'tools' / 'testing' / 'kunit'
+		kdir.mkdir(parents=True, exist_ok=True)
+		(kdir / 'kunit.py').write_text(STUB)         # untracked, like a build helper
+		return prep.path, tree.read_series(patch_dir)
+	return series
+
+
+def tree_args(t, *extra):
+	return cli.build_parser().parse_args(['run', '--tree', str(t), '--no-install'] + list(extra))
+
+
+def test_resolve_tree_applies_an_independent_series(user_tree, tmp_path, capsys):
+	t, patches = user_tree(
+		('autofs: one', {'fs/autofs/symlink.c': '// one\n'}),
+		('autofs: two', {'include/uapi/linux/auto_fs.h': '/* two */\n'}))
+	ktree, key, info = run.resolve_tree(tree_args(t), tmp_path)
+	assert ktree == t and key.startswith('tree-')
+	assert info['series'] == 'not applied' and info['kernel_version'] == '6.12.118'
+	ktree, key2, info = run.resolve_tree(tree_args(t, '--apply-series'), tmp_path)
+	assert key2 == key
+	assert info['series'] == 'applied'
+	assert git(t, 'log', '--format=%s', '-2').splitlines() == ['autofs: two', 'autofs: one']
+
+
+def test_resolve_tree_applies_a_dependent_series(user_tree, tmp_path, capsys):
+	# Like kernel-patches/: the second patch extends what the first added.
+	t, patches = user_tree(('autofs: add KUnit tests', {'fs/autofs/Kconfig': KCONFIG_A}),
+			       ('autofs: add end-state checks', {'fs/autofs/Kconfig': KCONFIG_B}))
+	_, _, info = run.resolve_tree(tree_args(t), tmp_path)
+	assert info['series'] == 'not applied'
+	_, _, info = run.resolve_tree(tree_args(t, '--apply-series'), tmp_path)
+	assert info['series'] == 'applied'
+	assert (t / 'fs/autofs/Kconfig').read_text() == KCONFIG_B
+	# Run again on the tree that now carries the series.
+	_, _, info = run.resolve_tree(tree_args(t), tmp_path)
+	assert info['series'] == 'applied'
+
+
+def test_resolve_tree_refuses_a_dirty_tree(user_tree, tmp_path):
+	t, _ = user_tree(('autofs: one', {'fs/autofs/symlink.c': '// one\n'}))
+	(t / 'fs/autofs/inode.c').write_text('local edit\n')
+	with pytest.raises(UserError, match='uncommitted'):
+		run.resolve_tree(tree_args(t, '--apply-series'), tmp_path)
+	assert (t / 'fs/autofs/inode.c').read_text() == 'local edit\n'
+
+
+def test_resolve_tree_needs_kunit_py(tmp_path):
+	with pytest.raises(UserError, match='tools/testing/kunit/kunit.py'):
+		run.resolve_tree(tree_args(tmp_path), tmp_path)
