@@ -212,9 +212,11 @@ def resolve_tree(args: argparse.Namespace, cache: Path) -> (Path, str, Dict[str,
 	about it for the summary."""
 	patches = tree.read_series(paths.PATCH_DIR)
 	if not args.tree:
-		prep = tree.prepare(cache, allow_install=not args.no_install, quiet=True)
+		prep = tree.prepare(cache, allow_install=not args.no_install, quiet=True,
+				    keep_local=True)
 		info = {'tree': str(prep.path), 'kernel_version': prep.upstream,
-			'debian_version': prep.debian_version, 'series': 'applied',
+			'debian_version': prep.debian_version,
+			'series': 'applied + local work' if prep.local else 'applied',
 			'series_hash': tree.series_hash(patches), 'head': prep.head}
 		print(f'Tree {prep.path} ({prep.debian_version} + {len(prep.patches)} patches)')
 		return prep.path, 'debian', info

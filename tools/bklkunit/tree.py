@@ -278,6 +278,7 @@ class Prepared:
 	head: str
 	patches: List[str]
 	changed: bool
+	local: bool = False    # the tree carries work not exported
 
 
 def ensure_source(allow_install: bool) -> str:
@@ -294,7 +295,14 @@ def ensure_source(allow_install: bool) -> str:
 
 def prepare(cache: Path, patch_dir: Path = paths.PATCH_DIR, allow_install: bool = True,
 	    force: bool = False, quiet: bool = False,
-	    tarball: Path = paths.SOURCE_TARBALL, debver: Optional[str] = None) -> Prepared:
+	    tarball: Path = paths.SOURCE_TARBALL, debver: Optional[str] = None,
+	    keep_local: bool = False) -> Prepared:
+	"""Make the work tree pristine + series.
+
+	keep_local (what `run` uses): a work tree with local commits or edits on
+	top of the *current* series is used as it is - that is the edit, commit,
+	run, export loop.  If the series files changed underneath such work, it
+	is still refused: neither side can be picked without losing the other."""
 	if debver is None:
 		debver = ensure_source(allow_install)
 	patches = read_series(patch_dir)
@@ -311,7 +319,15 @@ def prepare(cache: Path, patch_dir: Path = paths.PATCH_DIR, allow_install: bool 
 		if not quiet:
 			print(f'Work tree {tree} is up to date ({len(patches)} patches on {debver}).')
 	else:
-		if (cur != st.applied_head or dirty) and not force:
+		local = cur != st.applied_head or bool(dirty)
+		if local and keep_local and not force and st.series_hash == want:
+			ahead = git(tree, 'rev-list', '--count', f'{st.applied_head}..HEAD',
+				    check=False).stdout.strip() or '?'
+			print(f'Work tree {tree} carries local work ({ahead} commit(s) not exported, '
+			      f'{len(dirty)} uncommitted change(s)); running it as it is.', flush=True)
+			return Prepared(tree, debver, upstream_version(debver), st.pristine, cur,
+					[p.name for p in patches], False, local=True)
+		if local and not force:
 			ahead = git(tree, 'rev-list', '--count', f'{st.applied_head}..HEAD',
 				    check=False).stdout.strip() or '?'
 			detail = [f'  {ahead} commit(s) not yet exported'] if cur != st.applied_head else []

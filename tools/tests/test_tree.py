@@ -584,6 +584,31 @@ def test_force_throws_local_work_away(exported):
 	assert git(t, 'rev-list', '--count', f'{prep.pristine}..HEAD').strip() == '2'
 
 
+def test_run_keeps_local_work_on_the_current_series(exported, capsys):
+	"""The edit, commit, run loop: run uses the work tree as it is."""
+	t = exported.prep.path
+	c = commit(t, 'autofs: work in progress\n', {'fs/autofs/symlink.c': 'wip\n'})
+	(t / 'fs/autofs/inode.c').write_text('unsaved\n')
+	prep = exported.prepare(keep_local=True)
+	assert prep.local and not prep.changed
+	assert prep.head == c
+	assert (t / 'fs/autofs/inode.c').read_text() == 'unsaved\n'
+	assert 'running it as it is' in capsys.readouterr().out
+
+
+def test_run_refuses_local_work_when_the_series_changed(exported):
+	"""Local work on top of a series that changed underneath: refuse, lose nothing."""
+	t = exported.prep.path
+	c = commit(t, 'autofs: work in progress\n', {'fs/autofs/symlink.c': 'wip\n'})
+	series = exported.patch_dir / 'series'
+	series.write_text(series.read_text() + '# touched\n')
+	(exported.patch_dir / tree.read_series(exported.patch_dir)[0].name).write_bytes(
+		tree.read_series(exported.patch_dir)[0].read_bytes() + b'\n')
+	with pytest.raises(UserError, match='not yet exported'):
+		exported.prepare(keep_local=True)
+	assert tree.head(t) == c
+
+
 # ------------------------------------------------------------ broken patch
 
 
