@@ -78,9 +78,15 @@ def series_hash(patches: Sequence[Path]) -> str:
 
 
 def patch_subject(patch: Path) -> str:
-	for line in patch.read_text(errors='replace').splitlines():
+	lines = patch.read_text(errors='replace').splitlines()
+	for i, line in enumerate(lines):
 		if line.startswith('Subject:'):
-			return re.sub(r'^Subject:\s*(\[[^]]*\]\s*)?', '', line)
+			# RFC 2822 folding: continuation lines start with white space.
+			for cont in lines[i + 1:]:
+				if not cont[:1].isspace():
+					break
+				line += ' ' + cont.strip()
+			return re.sub(r'^Subject:\s*(\[[^]]*PATCH[^]]*\]\s*)?', '', line)
 	return patch.name
 
 

@@ -172,6 +172,15 @@ def test_patch_subject(tmp_path):
 	assert tree.patch_subject(p) == '0002-x.patch'
 
 
+def test_patch_subject_unfolds_long_subjects_and_keeps_other_brackets(tmp_path):
+	p = tmp_path / '0002-x.patch'
+	p.write_text('From 000 Mon Sep 17 00:00:00 2001\nFrom: A <a@b>\n'
+		     'Subject: [PATCH 2/3] [media] go7007: a subject long enough to be\n'
+		     ' folded by git format-patch\nDate: today\n\nbody\n')
+	assert tree.patch_subject(p) == ('[media] go7007: a subject long enough to be '
+					 'folded by git format-patch')
+
+
 FIND_HUNK_PATCH = '''\
 From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
 From: Ada Tester <ada@example.org>

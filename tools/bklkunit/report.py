@@ -1,0 +1,896 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Result exporters: JUnit XML, KCIDB v5.3 JSON and a static HTML page.
+
+Everything is read back from a results directory that `kunit.py run` wrote
+(summary.json and <arch>/console.log, build.log, ...) and written next to it:
+
+  <rdir>/<arch>/junit.xml  one arch, for Jenkins or GitLab
+  <rdir>/junit.xml         every arch
+  <rdir>/kcidb.json        KCIDB v5.3: one checkout, one build per arch, one
+                           test per case
+  <rdir>/index.html        a test x arch matrix, self-contained
+
+The consoles are read by the kernel tree's own kunit_parser (ktap.py loads
+it); nothing here parses KTAP by itself.  What the parser does not keep is
+taken from the lines it consumed, which it hands over in order with their
+console line numbers: the '# SKIP' reason of a result line and the printk
+timestamps that give each case its duration.  Without timestamps there is
+no duration, never a guessed one.
+
+Case statuses use KCIDB's names: PASS, FAIL, SKIP, ERROR (the case that was
+running when the guest crashed or hung, or that never printed its result)
+and MISS (announced by a plan but never reached).
+"""
+
+import contextlib
+import hashlib
+import html
+import io
+import json
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+
+from . import ktap, paths
+from .errors import UserError
+
+DEFAULT_ORIGIN = 'bkl_kunit'
+TREE_NAME = 'debian-linux-source-6.12'
+CONFIG_NAME = 'kunit-default'
+KCIDB_VERSION = {'major': 5, 'minor': 3}
+LOG_EXCERPT_MAX = 16384          # KCIDB v5.3 maxLength of every log_excerpt
+
+PASS, FAIL, SKIP, ERROR, MISS = 'PASS', 'FAIL', 'SKIP', 'ERROR', 'MISS'
+
+# Arch statuses (run.ArchResult.status) for which the kernel was built.
+BUILT = ('PASS', 'FAIL', 'CRASH', 'TIMEOUT', 'NO_TESTS')
+NOT_BUILT = ('BUILD_FAILED', 'CONFIG_FAILED')
+# The arch status as one KCIDB status, for the "kunit" test of each build.
+ARCH_TO_KCIDB = {'PASS': PASS, 'FAIL': FAIL, 'CRASH': ERROR, 'TIMEOUT': ERROR,
+		 'ERROR': ERROR, 'NO_TESTS': MISS}
+
+# printk's "[    1.234567] " (also "[    1.234567][    T1] " with the caller).
+TIMESTAMP = re.compile(r'^\s*\[\s*(\d+\.\d+)\]')
+# kunit_info()/kunit_err() print "# <case name>: ..." while a case runs.
+CASE_MESSAGE = re.compile(r'^\s*# ([A-Za-z_][A-Za-z0-9_]*): ')
+BANNER = re.compile(r'Linux version \S+ \([^)]*\) \((.*)\) #')
+XML_BAD = re.compile('[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]')
+PATH_BAD = re.compile(r'[^a-zA-Z0-9_-]')
+
+
+# ------------------------------------------------------------------ the model
+
+
+@dataclass
+class Case:
+	"""One result row: a case, one parameter of a case, or a suite that
+	has no cases of its own (its init failed, or it never started)."""
+	suite: str
+	name: str = ''                  # '' for a suite-level row
+	params: Tuple[str, ...] = ()    # parameter descriptions, outermost first
+	status: str = PASS              # PASS FAIL SKIP ERROR MISS
+	message: str = ''               # SKIP reason; what ERROR/MISS means here
+	diagnostics: List[str] = field(default_factory=list)
+	duration: Optional[float] = None
+	named: bool = True              # False: the name stands for a plan position
+
+	@property
+	def label(self) -> str:
+		"""The JUnit testcase name: case, case/param, or the suite name."""
+		return '/'.join((self.name or self.suite,) + self.params)
+
+	@property
+	def row(self) -> str:
+		"""suite.case/param, the row of the HTML matrix."""
+		return f'{self.suite}.{self.label}' if self.name else self.suite
+
+	def summary(self) -> str:
+		"""One line saying why it is not a pass."""
+		for line in self.diagnostics:
+			if line.strip().startswith('#'):
+				return line.strip()
+		for line in self.diagnostics:
+			if line.strip():
+				return line.strip()
+		return self.message or {FAIL: 'not ok', ERROR: 'no result', MISS: 'not run'}.get(
+			self.status, '')
+
+
+@dataclass
+class Suite:
+	name: str
+	cases: List[Case] = field(default_factory=list)
+	duration: Optional[float] = None
+
+
+@dataclass
+class ArchRun:
+	"""One arch of a results directory, read back."""
+	arch: str
+	status: str
+	reason: str = ''
+	built: bool = False
+	suites: List[Suite] = field(default_factory=list)
+	logs: Dict[str, str] = field(default_factory=dict)   # name -> path relative to rdir
+	compiler: str = ''
+	qemu: str = ''
+	build_seconds: Optional[float] = None
+	run_seconds: Optional[float] = None
+	build_command: str = ''
+	build_tail: str = ''
+	counts: Dict[str, int] = field(default_factory=dict)
+
+	@property
+	def cases(self) -> List[Case]:
+		return [c for s in self.suites for c in s.cases]
+
+	def blamed(self) -> bool:
+		"""Whether some case carries this arch's trouble."""
+		return any(c.status in (FAIL, ERROR) for c in self.cases)
+
+
+# ------------------------------------------------- reading a console, with the parser
+
+
+class _Marks:
+	"""What the parser consumed for each Test (keyed by id(): the tree
+	holds every Test alive while it is used)."""
+
+	def __init__(self) -> None:
+		self.header: Dict[int, int] = {}                 # first header line
+		self.result: Dict[int, Tuple[int, str]] = {}     # result line, its text
+		self.start: Dict[int, Optional[int]] = {}        # line a leaf began after
+
+
+def _recording_stream(kp, pairs: Iterable[Tuple[int, str]]):
+	"""A kunit_parser LineStream that remembers what was popped."""
+	class Recording(kp.LineStream):
+		def __init__(self, lines: Iterator[Tuple[int, str]]):
+			super().__init__(lines)
+			self.popped: List[Tuple[int, str]] = []
+
+		def pop(self) -> str:
+			n = self.line_number()
+			s = super().pop()
+			self.popped.append((n, s))
+			return s
+	return Recording(iter(list(pairs)))
+
+
+def _structural(kp, line: str) -> bool:
+	"""A line the parser does not take as a diagnostic."""
+	return any(r.match(line) for r in (kp.TEST_RESULT, kp.TEST_HEADER, kp.KTAP_START,
+					   kp.TAP_START, kp.TEST_PLAN))
+
+
+@contextlib.contextmanager
+def _hooked(kp, stream, marks: _Marks) -> Iterator[None]:
+	"""Wrap the parser's header and result readers to note line numbers,
+	and keep its progress printer quiet."""
+	orig = {n: getattr(kp, n) for n in ('parse_ktap_header', 'parse_test_header',
+					     'parse_test_result')}
+
+	def header(name):
+		def wrapped(lines, test):
+			n = lines.line_number()
+			ok = orig[name](lines, test)
+			if ok:
+				marks.header.setdefault(id(test), n)
+			return ok
+		return wrapped
+
+	def result(lines, test, expected_num):
+		n, text, before = lines.line_number(), lines.peek(), len(stream.popped)
+		ok = orig['parse_test_result'](lines, test, expected_num)
+		if ok:
+			marks.result[id(test)] = (n, text)
+			# A case starts where the previous result (or the header or plan
+			# above it) was printed; its own diagnostics come in between.
+			popped = stream.popped
+			marks.start[id(test)] = next((popped[i][0] for i in range(before - 1, -1, -1)
+						      if _structural(kp, popped[i][1])), None)
+		return ok
+
+	printer = sys.modules['kunit_printer'].stdout
+	saved = printer._output
+	printer._output = io.StringIO()
+	kp.parse_ktap_header = header('parse_ktap_header')
+	kp.parse_test_header = header('parse_test_header')
+	kp.parse_test_result = result
+	try:
+		yield
+	finally:
+		for name, fn in orig.items():
+			setattr(kp, name, fn)
+		printer._output = saved
+
+
+def _documents(kp, lines: Sequence[str]) -> Tuple[list, _Marks]:
+	"""Every top-level KTAP document of a console, each parsed by
+	kunit_parser.parse_test as parse_run_tests does for the first one."""
+	extracted = kp.extract_tap_lines(lines)
+	pairs = []
+	while extracted:
+		n = extracted.line_number()
+		pairs.append((n, extracted.pop()))
+	stream = _recording_stream(kp, pairs)
+	marks = _Marks()
+	docs = []
+	with _hooked(kp, stream, marks):
+		while stream:
+			line = stream.peek()
+			# Later documents start with an unindented "KTAP version"
+			# (e.g. the suites of a module loaded after boot).
+			if docs and not ((kp.KTAP_START.match(line) or kp.TAP_START.match(line))
+					 and not line[:1].isspace()):
+				stream.pop()
+				continue
+			doc = kp.parse_test(stream, 0, [], False)
+			if doc.status != kp.TestStatus.NO_TESTS:
+				doc.status = doc.counts.get_status()
+			docs.append(doc)
+	return docs, marks
+
+
+def _timestamps(lines: Sequence[str]) -> Dict[int, float]:
+	"""Console line number (1-based, as extract_tap_lines counts) -> printk time."""
+	out = {}
+	for n, line in enumerate(lines, 1):
+		m = TIMESTAMP.match(line)
+		if m:
+			out[n] = float(m.group(1))
+	return out
+
+
+def _dedent(log: Sequence[str]) -> List[str]:
+	text = textwrap.dedent('\n'.join(l.rstrip() for l in log))
+	return text.strip('\n').splitlines() if text.strip() else []
+
+
+class _Reader:
+	"""Turns parsed documents into Suites and Cases."""
+
+	def __init__(self, kp, marks: _Marks, stamps: Dict[int, float], stopped: str):
+		self.kp, self.marks, self.stamps, self.stopped = kp, marks, stamps, stopped
+
+	def placeholder(self, t) -> bool:
+		"""A Test the parser made up for a subtest its plan announced."""
+		return (not t.subtests and id(t) not in self.marks.header
+			and id(t) not in self.marks.result)
+
+	def duration(self, start: Optional[int], end: Optional[int]) -> Optional[float]:
+		if start is None or end is None or start not in self.stamps or end not in self.stamps:
+			return None
+		d = self.stamps[end] - self.stamps[start]
+		return round(d, 6) if d >= 0 else None
+
+	def span(self, t) -> Optional[float]:
+		end = self.marks.result.get(id(t), (None, ''))[0]
+		start = self.marks.header.get(id(t), self.marks.start.get(id(t)))
+		return self.duration(start, end)
+
+	def leaf(self, t, suite: str, name: str, params: Tuple[str, ...]) -> Case:
+		kp = self.kp
+		c = Case(suite, name, params, diagnostics=_dedent(t.log), duration=self.span(t))
+		if id(t) not in self.marks.result:
+			c.status = ERROR
+			c.message = 'no result line: it did not finish' + self.stopped
+			c.duration = None
+		elif t.status == kp.TestStatus.SUCCESS:
+			c.status = PASS
+		elif t.status == kp.TestStatus.FAILURE:
+			c.status = FAIL
+		elif t.status in (kp.TestStatus.SKIPPED, kp.TestStatus.NO_TESTS):
+			c.status = SKIP
+			m = kp.TEST_RESULT_SKIP.match(self.marks.result[id(t)][1])
+			c.message = (m.group(5).strip() if m else '') if t.status == kp.TestStatus.SKIPPED \
+				else 'no tests run'
+		else:
+			c.status = ERROR
+			c.message = f'kunit_parser: {t.status.name}'
+		return c
+
+	def case(self, t, suite: str, params: Tuple[str, ...], out: List[Case]) -> None:
+		"""A case and, when it is parameterised, one row per parameter."""
+		name = params[0] if params else t.name
+		if not t.subtests:
+			out.append(self.leaf(t, suite, name, params[1:]))
+			return
+		for m, sub in enumerate(t.subtests, 1):
+			if self.placeholder(sub):
+				# KUnit prints no plan for parameters, but KTAP may.
+				out.append(Case(suite, name, params[1:] + (f'param{m}',), status=MISS,
+						named=False, diagnostics=_dedent(sub.log),
+						message=f'never reached: subtest {m} of the plan 1..{t.expected_count}'))
+				continue
+			self.case(sub, suite, (params or (t.name,)) + (sub.name,), out)
+		if id(t) not in self.marks.result:
+			# Its header and some parameters were printed, its result not:
+			# it was running (the parameter has no name yet).
+			c = self.leaf(t, suite, name, params[1:])
+			c.message = (f'stopped after {len(t.subtests)} parameter(s) without a result'
+				     + self.stopped)
+			out.append(c)
+
+	def suite(self, t) -> Suite:
+		s = Suite(t.name, duration=self.span(t))
+		if not t.subtests and id(t) not in self.marks.header:
+			# "not ok N suite" alone: its suite_init failed (Linux prints
+			# "# failed to initialize (-N)" and no plan), or KTAP without cases.
+			s.cases.append(self.leaf(t, t.name, '', ()))
+			return s
+		expected = t.expected_count
+		made_up = []
+		for m, sub in enumerate(t.subtests, 1):
+			if self.placeholder(sub):
+				# The plan announced it but its name was never printed: it
+				# is known only by its position.
+				c = Case(t.name, f'case{m}', status=MISS, named=False,
+					 diagnostics=_dedent(sub.log),
+					 message=f'never reached: case {m} of the plan 1..{expected}')
+				s.cases.append(c)
+				made_up.append(c)
+			else:
+				self.case(sub, t.name, (), s.cases)
+		unfinished = id(t) not in self.marks.result
+		if unfinished and made_up and not any(c.status == ERROR for c in s.cases):
+			# The suite never printed its result: the first case it did not
+			# report is the one that was running when the guest stopped.
+			c = made_up[0]
+			c.status = ERROR
+			c.message = 'running when the guest stopped' + self.stopped
+			for line in c.diagnostics:
+				m = CASE_MESSAGE.match(line)
+				taken = {x.name for x in s.cases}
+				if m and m.group(1) != t.name and m.group(1) not in taken:
+					# kunit printed "# <case>: ..." for it: that is its name.
+					c.name, c.named = m.group(1), True
+					break
+		return s
+
+	def document(self, doc, k: int) -> List[Suite]:
+		out = []
+		for n, t in enumerate(doc.subtests, 1):
+			if self.placeholder(t):
+				name = f'suite_{n}' if k == 1 else f'doc{k}_suite_{n}'
+				out.append(Suite(name, [Case(name, '', status=MISS, named=False,
+					message=f'never started: suite {n} of the plan 1..{doc.expected_count}')]))
+			else:
+				out.append(self.suite(t))
+		return out
+
+
+def parse_console(kernel_tree: Path, lines: Sequence[str], stopped: str = '') -> List[Suite]:
+	"""The suites and cases of a console (or of a ktap.log), in order.
+
+	stopped: why the guest stopped (e.g. 'TIMEOUT: guest killed after 300 s'),
+	added to the message of the case that was running then."""
+	kp = ktap.parser_module(kernel_tree)
+	lines = [l.rstrip('\r\n') for l in lines]
+	docs, marks = _documents(kp, lines)
+	reader = _Reader(kp, marks, _timestamps(lines), f' ({stopped})' if stopped else '')
+	suites: List[Suite] = []
+	for k, doc in enumerate(docs, 1):
+		suites.extend(reader.document(doc, k))
+	return suites
+
+
+# --------------------------------------------------------- a results directory
+
+
+def _first_line(cmd: List[str]) -> str:
+	if not shutil.which(cmd[0]):
+		return ''
+	try:
+		proc = subprocess.run(cmd, capture_output=True, text=True, timeout=20)
+	except (OSError, subprocess.SubprocessError):
+		return ''
+	out = proc.stdout.strip().splitlines()
+	return out[0].strip() if proc.returncode == 0 and out else ''
+
+
+def probe_tools(arch: str) -> Dict[str, str]:
+	"""The compiler and QEMU of an arch on this host (first --version line)."""
+	a = paths.ARCHES.get(arch)
+	out = {'compiler': _first_line([(a.cross_compile if a else '') + 'gcc', '--version'])}
+	if a and a.qemu:
+		out['qemu'] = _first_line([a.qemu, '--version'])
+	return {k: v for k, v in out.items() if v}
+
+
+def _banner_compiler(lines: Sequence[str]) -> str:
+	"""'gcc (Debian 12.2.0-14+deb12u1) 12.2.0' from the kernel's own banner."""
+	for line in lines[:400]:
+		m = BANNER.search(line)
+		if m:
+			return m.group(1).split(', ')[0].strip()
+	return ''
+
+
+def _read(p: Path) -> str:
+	try:
+		return p.read_text(errors='replace')
+	except OSError:
+		return ''
+
+
+def _tail(text: str, lines: int = 60, chars: int = LOG_EXCERPT_MAX) -> str:
+	t = '\n'.join(text.rstrip().splitlines()[-lines:])
+	return t[-chars:]
+
+
+def _seconds(v: Any) -> Optional[float]:
+	return round(float(v), 3) if isinstance(v, (int, float)) and v > 0 else None
+
+
+def load_summary(rdir: Path) -> Dict[str, Any]:
+	f = Path(rdir) / 'summary.json'
+	try:
+		return json.loads(f.read_text())
+	except OSError:
+		raise UserError(f'{f} not found: is {rdir} a results directory of `kunit.py run`?')
+	except ValueError as e:
+		raise UserError(f'{f}: not JSON ({e})')
+
+
+def load_run(rdir: Path, kernel_tree: Path, environment: Optional[Dict[str, Dict[str, str]]] = None,
+	     probe: bool = True) -> Tuple[Dict[str, Any], List[ArchRun]]:
+	"""summary.json and every arch of it, consoles parsed."""
+	rdir = Path(rdir)
+	summary = load_summary(rdir)
+	environment = environment or {}
+	runs = []
+	for entry in summary.get('arches', []):
+		arch = str(entry.get('arch', 'unknown'))
+		adir = rdir / arch
+		r = ArchRun(arch, str(entry.get('status', 'ERROR')), str(entry.get('reason', '') or ''))
+		r.counts = {k: int(entry.get(k, 0) or 0) for k in ('passed', 'failed', 'skipped', 'crashed')}
+		r.build_seconds = _seconds(entry.get('build_seconds'))
+		r.run_seconds = _seconds(entry.get('run_seconds'))
+		for name in ('console.log', 'ktap.log', 'build.log', 'kunit.log', 'results.json',
+			     'verdict.json'):
+			if (adir / name).is_file():
+				r.logs[name] = f'{arch}/{name}'
+		# ERROR (the runner's own trouble) built if kunit.py exec was started.
+		r.built = (r.status in BUILT
+			   or (r.status not in NOT_BUILT and (adir / 'kunit.log').is_file()))
+		build_log = _read(adir / 'build.log')
+		first = build_log.splitlines()[0] if build_log else ''
+		r.build_command = first[2:] if first.startswith('$ ') else ''
+		if not r.built:
+			r.build_tail = _tail(build_log)
+		console: List[str] = []
+		if r.built:
+			console = _read(adir / 'console.log').splitlines()
+			if not console:
+				console = _read(adir / 'ktap.log').splitlines()
+			stopped = f'{r.status}: {r.reason}' if r.status in ('CRASH', 'TIMEOUT', 'ERROR') \
+				else ''
+			r.suites = parse_console(kernel_tree, console, stopped.split('\n')[0][:300])
+		env = dict(environment.get(arch, {}))
+		r.compiler = (env.get('compiler') or str(entry.get('compiler', '') or '')
+			      or _banner_compiler(console))
+		r.qemu = env.get('qemu') or str(entry.get('qemu', '') or '')
+		if probe and (not r.compiler or not r.qemu):
+			found = probe_tools(arch)
+			r.compiler = r.compiler or found.get('compiler', '')
+			r.qemu = r.qemu or found.get('qemu', '')
+		runs.append(r)
+	return summary, runs
+
+
+# ------------------------------------------------------------------- JUnit
+
+
+def _xml(s: str) -> str:
+	return XML_BAD.sub('\ufffd', s)
+
+
+def _attr(s: str, limit: int = 1000) -> str:
+	s = _xml(s)
+	return s if len(s) <= limit else s[:limit - 3] + '...'
+
+
+def _fmt_time(t: float) -> str:
+	return f'{t:.6f}'.rstrip('0').rstrip('.') if t else '0'
+
+
+def _testsuite(parent: ET.Element, name: str, cases: List[Tuple[str, Case]],
+	       duration: Optional[float], props: Dict[str, str]) -> Dict[str, int]:
+	"""cases: (classname, case)."""
+	n = {'tests': len(cases),
+	     'failures': sum(c.status == FAIL for _, c in cases),
+	     'errors': sum(c.status == ERROR for _, c in cases),
+	     'skipped': sum(c.status in (SKIP, MISS) for _, c in cases)}
+	ts = ET.SubElement(parent, 'testsuite', name=_attr(name), **{k: str(v) for k, v in n.items()})
+	if duration is not None:
+		ts.set('time', _fmt_time(duration))
+	if props:
+		pe = ET.SubElement(ts, 'properties')
+		for k, v in props.items():
+			ET.SubElement(pe, 'property', name=k, value=_attr(v))
+	for classname, c in cases:
+		tc = ET.SubElement(ts, 'testcase', classname=_attr(classname), name=_attr(c.label))
+		if c.duration is not None:
+			tc.set('time', _fmt_time(c.duration))
+		text = _xml('\n'.join(c.diagnostics))
+		if c.status == FAIL:
+			el = ET.SubElement(tc, 'failure', message=_attr(c.summary()), type='FAIL')
+			el.text = text
+		elif c.status == ERROR:
+			el = ET.SubElement(tc, 'error', message=_attr(c.message or c.summary()),
+					   type='CRASH')
+			el.text = text
+		elif c.status == SKIP:
+			ET.SubElement(tc, 'skipped', message=_attr(c.message))
+		elif c.status == MISS:
+			ET.SubElement(tc, 'skipped', message=_attr('not run: ' + c.message))
+	return n
+
+
+def _arch_problem(r: ArchRun) -> Optional[Case]:
+	"""A testcase for an arch that is not PASS while no case says why:
+	"build" when it did not build, "run" otherwise (no KTAP, a crash after
+	the last case, a timeout, no tests)."""
+	if r.status == 'PASS' or r.blamed():
+		return None
+	name = 'run' if r.built else 'build'
+	text = r.build_tail if not r.built and r.build_tail else r.reason
+	c = Case(r.arch, name, status=ERROR, message=f'{r.status}: {r.reason}'.split('\n')[0],
+		 diagnostics=text.splitlines())
+	if r.status == 'FAIL':
+		c.status = FAIL
+	return c
+
+
+def junit_element(runs: List[ArchRun], summary: Dict[str, Any]) -> ET.Element:
+	root = ET.Element('testsuites', name='bkl-kunit')
+	totals = {'tests': 0, 'failures': 0, 'errors': 0, 'skipped': 0}
+	for r in runs:
+		props = {'arch': r.arch, 'arch_status': r.status}
+		for k in ('kernel_version', 'debian_version', 'series_hash'):
+			if summary.get(k):
+				props[k] = str(summary[k])
+		if r.compiler:
+			props['compiler'] = r.compiler
+		if r.qemu:
+			props['qemu'] = r.qemu
+		problem = _arch_problem(r)
+		if problem:
+			n = _testsuite(root, r.arch, [(r.arch, problem)], None, props)
+			for k in totals:
+				totals[k] += n[k]
+		for s in r.suites:
+			cls = f'{r.arch}.{s.name}'
+			n = _testsuite(root, cls, [(cls, c) for c in s.cases], s.duration, props)
+			for k in totals:
+				totals[k] += n[k]
+	for k, v in totals.items():
+		root.set(k, str(v))
+	return root
+
+
+def _write_xml(root: ET.Element, path: Path) -> None:
+	ET.indent(root)
+	path.parent.mkdir(parents=True, exist_ok=True)
+	ET.ElementTree(root).write(path, encoding='utf-8', xml_declaration=True)
+
+
+# ------------------------------------------------------------------- KCIDB
+
+
+def path_part(s: str) -> str:
+	"""One part of a KCIDB test path: [a-zA-Z0-9_-]+."""
+	return PATH_BAD.sub('_', s) or '_'
+
+
+def _clean(obj: Any) -> Any:
+	"""No nulls, no NULs: what KCIDB refuses."""
+	if isinstance(obj, dict):
+		return {k: _clean(v) for k, v in obj.items() if v is not None and v != {}}
+	if isinstance(obj, list):
+		return [_clean(v) for v in obj if v is not None]
+	if isinstance(obj, str):
+		return obj.replace('\0', '')
+	if isinstance(obj, Path):
+		return str(obj)
+	return obj
+
+
+def _excerpt(lines: Sequence[str], tail: bool = False) -> Optional[str]:
+	text = '\n'.join(lines).strip('\n')
+	if not text:
+		return None
+	if len(text) > LOG_EXCERPT_MAX:
+		text = text[-LOG_EXCERPT_MAX:] if tail else text[:LOG_EXCERPT_MAX]
+	return text
+
+
+def kcidb_patchset_hash(patches: Sequence[Path]) -> str:
+	"""KCIDB's patchset_hash: sha256 over each patch's newline-terminated sha256
+	(`sha256sum *.patch | cut -c-64 | sha256sum`)."""
+	h = hashlib.sha256()
+	for p in patches:
+		h.update((hashlib.sha256(p.read_bytes()).hexdigest() + '\n').encode())
+	return h.hexdigest()
+
+
+def _patches(summary: Dict[str, Any], patch_dir: Path) -> Optional[List[Path]]:
+	"""kernel-patches/, if it is still the series the run applied."""
+	from . import tree
+	try:
+		patches = tree.read_series(patch_dir)
+	except (UserError, OSError):
+		return None
+	if not patches or tree.series_hash(patches) != summary.get('series_hash'):
+		return None
+	return patches
+
+
+def _run_id(rdir: Path, summary_text: str) -> str:
+	name = re.sub(r'[^A-Za-z0-9_.-]', '_', Path(rdir).resolve().name)
+	return f'{name}-{hashlib.sha256(summary_text.encode()).hexdigest()[:12]}'
+
+
+def kcidb_document(rdir: Path, summary: Dict[str, Any], runs: List[ArchRun],
+		   origin: str = DEFAULT_ORIGIN, patch_dir: Path = paths.PATCH_DIR) -> Dict[str, Any]:
+	if not re.fullmatch(r'[a-z0-9_]+', origin):
+		raise UserError(f'KCIDB origin {origin!r}: use lower-case letters, digits and _')
+	run_id = _run_id(rdir, json.dumps(summary, sort_keys=True))
+	checkout_id = f'{origin}:{run_id}'
+	series = str(summary.get('series', '') or '')
+	patches = _patches(summary, patch_dir) if series == 'applied' else None
+	debver = summary.get('debian_version')
+	checkout = {
+		'id': checkout_id,
+		'origin': origin,
+		'tree_name': TREE_NAME if debver else None,
+		'patchset_hash': kcidb_patchset_hash(patches) if patches else None,
+		'comment': (f'Debian linux-source-6.12 {debver}' if debver else
+			    f'Linux {summary.get("kernel_version") or "?"} from {summary.get("tree")}')
+			   + f', series {series or "unknown"}',
+		'valid': (series not in ('not applied', 'partly applied')) and any(r.built for r in runs),
+		'misc': {
+			'debian_version': debver,
+			'kernel_version': summary.get('kernel_version'),
+			'series': series or None,
+			'series_hash': summary.get('series_hash'),
+			'patches': [p.name for p in patches] if patches else None,
+			'head': summary.get('head'),
+			'filter_glob': summary.get('filter_glob') or None,
+		},
+	}
+	builds, tests = [], []
+	for r in runs:
+		build_id = f'{checkout_id}:{r.arch}'
+		if r.built:
+			bstatus = PASS
+		elif r.status in NOT_BUILT:
+			bstatus = FAIL
+		else:
+			bstatus = ERROR     # the runner failed before or while building
+		builds.append({
+			'id': build_id, 'origin': origin, 'checkout_id': checkout_id,
+			'architecture': re.sub(r'[^a-z0-9_]', '_', r.arch.lower()),
+			'compiler': r.compiler or None,
+			'config_name': CONFIG_NAME,
+			'duration': r.build_seconds,
+			'command': r.build_command or None,
+			'status': bstatus,
+			'log_excerpt': _excerpt(r.build_tail.splitlines(), tail=True)
+			if bstatus != PASS else None,
+			'comment': f'{r.arch}: {r.status}',
+			'misc': {'arch': r.arch, 'arch_status': r.status,
+				 'reason': r.reason or None, 'run_seconds': r.run_seconds},
+		})
+		if not r.built:
+			continue
+		env = {'comment': r.qemu or None, 'misc': {'arch': r.arch, 'qemu': r.qemu or None}}
+		seen: Dict[str, int] = {}
+
+		def add(path: str, status: str, **kw) -> None:
+			n = seen[path] = seen.get(path, 0) + 1
+			tests.append(dict({'id': f'{build_id}:{path}' + (f'#{n}' if n > 1 else ''),
+					   'build_id': build_id, 'origin': origin, 'path': path,
+					   'status': status, 'environment': env}, **kw))
+
+		add('kunit', ARCH_TO_KCIDB.get(r.status, MISS), duration=r.run_seconds,
+		    comment=f'the whole KUnit run on {r.arch}: {r.status}',
+		    log_excerpt=_excerpt(r.reason.splitlines()),
+		    misc={'arch': r.arch, 'arch_status': r.status})
+		for c in r.cases:
+			parts = ['kunit', c.suite] + ([c.name] if c.name else []) + list(c.params)
+			add('.'.join(path_part(p) for p in parts), c.status,
+			    duration=c.duration,
+			    comment=f'{c.row}: {c.message}' if c.message else c.row,
+			    log_excerpt=_excerpt(c.diagnostics, tail=c.status == ERROR)
+			    if c.status in (FAIL, ERROR) else None,
+			    misc={'arch': r.arch, 'suite': c.suite, 'case': c.name or None,
+				  'params': list(c.params) or None, 'message': c.message or None,
+				  'name_known': c.named})
+	doc = {'version': KCIDB_VERSION, 'checkouts': [checkout], 'builds': builds, 'tests': tests}
+	return _clean(doc)
+
+
+# -------------------------------------------------------------------- HTML
+
+CELL = {PASS: ('pass', 'pass'), FAIL: ('fail', 'FAIL'), SKIP: ('skip', 'skip'),
+	ERROR: ('crash', 'CRASH'), MISS: ('missing', 'missing')}
+
+CSS = '''
+body { font: 14px/1.4 sans-serif; margin: 1.5em; color: #111; background: #fff; }
+h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
+table { border-collapse: collapse; margin: .5em 0; }
+th, td { border: 1px solid #bbb; padding: .25em .6em; text-align: left; vertical-align: top; }
+thead th { background: #eee; }
+td.num { text-align: right; }
+.matrix td { text-align: center; min-width: 6em; }
+.matrix th[scope=row] { font-family: monospace; font-weight: normal; }
+.pass { background: #d5f5d5; } .fail { background: #f7c6c6; font-weight: bold; }
+.skip { background: #fdf0c2; } .crash { background: #e8c4f0; font-weight: bold; }
+.missing { background: #e4e4e4; color: #444; font-style: italic; }
+.st-PASS { background: #d5f5d5; } .st-FAIL, .st-BUILD_FAILED, .st-CONFIG_FAILED { background: #f7c6c6; }
+.st-CRASH, .st-TIMEOUT, .st-ERROR { background: #e8c4f0; } .st-NO_TESTS { background: #e4e4e4; }
+.dur, .note { display: block; font-size: .8em; color: #444; font-weight: normal; font-style: normal; }
+pre { background: #f6f6f6; border: 1px solid #ddd; padding: .5em; overflow-x: auto; margin: .3em 0; }
+details { margin: .3em 0; } summary { cursor: pointer; }
+code { font-family: monospace; }
+'''
+
+
+def _e(s: Any) -> str:
+	return html.escape(str(s), quote=True)
+
+
+def fmt_duration(d: Optional[float]) -> str:
+	if d is None:
+		return ''
+	return f'{d * 1000:.1f} ms' if d < 1 else f'{d:.2f} s'
+
+
+def _matrix_rows(runs: List[ArchRun]) -> List[Tuple[str, str]]:
+	"""(suite, row) in order: suites as first seen, cases as first seen."""
+	suites: Dict[str, List[str]] = {}
+	for r in runs:
+		for c in r.cases:
+			rows = suites.setdefault(c.suite, [])
+			if c.row not in rows:
+				rows.append(c.row)
+	return [(s, row) for s, rows in suites.items() for row in rows]
+
+
+def html_page(summary: Dict[str, Any], runs: List[ArchRun], origin: str) -> str:
+	debver = summary.get('debian_version') or ''
+	title = f'KUnit results: Linux {summary.get("kernel_version") or "?"}' + (
+		f' (Debian {debver})' if debver else '')
+	out = ['<!DOCTYPE html>', '<html lang="en">', '<head>', '<meta charset="utf-8">',
+	       f'<title>{_e(title)}</title>', f'<style>{CSS}</style>', '</head>', '<body>',
+	       f'<h1>{_e(title)}</h1>']
+
+	out.append('<h2 id="environment">Environment</h2>\n<table class="env">')
+	env = [('kernel package', f'linux-source-6.12 {debver}' if debver else 'not a Debian tree'),
+	       ('kernel version', summary.get('kernel_version')), ('tree', summary.get('tree')),
+	       ('series', summary.get('series')), ('series hash', summary.get('series_hash')),
+	       ('head', summary.get('head')), ('filter', summary.get('filter_glob') or '(all suites)'),
+	       ('KCIDB origin', origin)]
+	for k, v in env:
+		if v:
+			out.append(f'<tr><th scope="row">{_e(k)}</th><td><code>{_e(v)}</code></td></tr>')
+	out.append('</table>')
+
+	out.append('<h2 id="arches">Arches</h2>\n<table class="arches"><thead><tr>'
+		   '<th>arch</th><th>status</th><th>passed</th><th>failed</th><th>skipped</th>'
+		   '<th>crashed</th><th>build</th><th>run</th><th>compiler</th><th>QEMU</th>'
+		   '<th>logs</th></tr></thead><tbody>')
+	for r in runs:
+		links = ' '.join(f'<a href="{_e(rel)}">{_e(name)}</a>' for name, rel in r.logs.items()
+				 if name.endswith('.log'))
+		links += f' <a href="{_e(r.arch)}/junit.xml">junit.xml</a>'
+		reason = ''
+		if r.reason:
+			first, _, rest = r.reason.partition('\n')
+			reason = (f'<details><summary>{_e(first)}</summary><pre>{_e(rest)}</pre></details>'
+				  if rest else f'<span class="note">{_e(first)}</span>')
+		out.append(
+			f'<tr data-arch="{_e(r.arch)}"><th scope="row">{_e(r.arch)}</th>'
+			f'<td class="st-{_e(r.status)}"><b>{_e(r.status)}</b>{reason}</td>'
+			+ ''.join(f'<td class="num">{r.counts.get(k, 0)}</td>'
+				  for k in ('passed', 'failed', 'skipped', 'crashed'))
+			+ f'<td class="num">{_e(fmt_duration(r.build_seconds))}</td>'
+			f'<td class="num">{_e(fmt_duration(r.run_seconds))}</td>'
+			f'<td>{_e(r.compiler or "unknown")}</td><td>{_e(r.qemu or "unknown")}</td>'
+			f'<td>{links}</td></tr>')
+	out.append('</tbody></table>')
+
+	out.append('<h2 id="matrix">Cases</h2>')
+	out.append('<p>Each cell says what happened; <i>missing</i> means no result on that arch '
+		   '(not reached, not built, or not in its output). Times come from the guest\'s '
+		   'printk timestamps, when it printed them.</p>')
+	out.append('<table class="matrix"><thead><tr><th>suite.case</th>'
+		   + ''.join(f'<th>{_e(r.arch)}</th>' for r in runs) + '</tr></thead><tbody>')
+	by_arch = [{c.row: c for c in r.cases} for r in runs]
+	for _, row in _matrix_rows(runs):
+		cells = []
+		for r, cases in zip(runs, by_arch):
+			c = cases.get(row)
+			if c is None:
+				why = 'did not build' if not r.built else 'not reported'
+				cells.append(f'<td class="missing" data-arch="{_e(r.arch)}" '
+					     f'data-status="missing" title="{_e(why)}">missing'
+					     f'<span class="note">{_e(why)}</span></td>')
+				continue
+			cls, text = CELL[c.status]
+			note = {SKIP: c.message, MISS: 'never reached', ERROR: 'no result'}.get(c.status, '')
+			cells.append(f'<td class="{cls}" data-arch="{_e(r.arch)}" data-status="{cls}" '
+				     f'title="{_e(c.message or c.summary() if c.status != PASS else "")}">'
+				     f'{text}'
+				     + (f'<span class="note">{_e(note)}</span>' if note else '')
+				     + (f'<span class="dur">{_e(fmt_duration(c.duration))}</span>'
+					if c.duration is not None else '') + '</td>')
+		out.append(f'<tr><th scope="row">{_e(row)}</th>{"".join(cells)}</tr>')
+	out.append('</tbody></table>')
+
+	bad = [(r, c) for r in runs for c in r.cases if c.status in (FAIL, ERROR)]
+	problems = [(r, _arch_problem(r)) for r in runs]
+	problems = [(r, p) for r, p in problems if p]
+	out.append('<h2 id="failures">Failures</h2>')
+	if not bad and not problems:
+		out.append('<p>None.</p>')
+	for r, c in problems + bad:
+		label = f'{r.arch}: {c.row}' if c.suite != r.arch else f'{r.arch}: {c.label}'
+		out.append(f'<details class="failure" data-arch="{_e(r.arch)}"><summary>'
+			   f'<b>{_e(CELL[c.status][1])}</b> {_e(label)} — {_e(c.summary())}</summary>')
+		if c.message and c.status == ERROR:
+			out.append(f'<p>{_e(c.message)}</p>')
+		out.append(f'<pre>{_e(chr(10).join(c.diagnostics) or "(no diagnostic lines)")}</pre>'
+			   '</details>')
+
+	out.append('<h2 id="legend">Legend</h2><table><tbody>'
+		   '<tr><td class="pass">pass</td><td>ok</td></tr>'
+		   '<tr><td class="fail">FAIL</td><td>not ok; the diagnostics are under Failures</td></tr>'
+		   '<tr><td class="skip">skip</td><td>ok # SKIP, with its reason</td></tr>'
+		   '<tr><td class="crash">CRASH</td><td>running when the guest crashed or hung, '
+		   'or never printed its result</td></tr>'
+		   '<tr><td class="missing">missing</td><td>announced but never reached, or no '
+		   'result on that arch</td></tr></tbody></table>')
+	out.append('</body>\n</html>\n')
+	return '\n'.join(out)
+
+
+# ------------------------------------------------------------------ entry point
+
+
+def write_reports(rdir: Path, kernel_tree: Path, origin: str = DEFAULT_ORIGIN, *,
+		  environment: Optional[Dict[str, Dict[str, str]]] = None, probe: bool = True,
+		  patch_dir: Path = paths.PATCH_DIR) -> Dict[str, Path]:
+	"""Write <arch>/junit.xml, junit.xml, kcidb.json and index.html into rdir.
+
+	kernel_tree: the tree whose kunit_parser reads the consoles (summary.json's
+	"tree" is the one the run used).  environment: {arch: {'compiler': ...,
+	'qemu': ...}} to report; what is not given comes from summary.json, the
+	kernel banner in the console, or (probe) `<cc> --version` and
+	`<qemu> --version` on this host.  Returns {path relative to rdir: path}."""
+	rdir = Path(rdir)
+	summary, runs = load_run(rdir, kernel_tree, environment, probe)
+	written: Dict[str, Path] = {}
+	for r in runs:
+		p = rdir / r.arch / 'junit.xml'
+		_write_xml(junit_element([r], summary), p)
+		written[f'{r.arch}/junit.xml'] = p
+	p = rdir / 'junit.xml'
+	_write_xml(junit_element(runs, summary), p)
+	written['junit.xml'] = p
+	p = rdir / 'kcidb.json'
+	p.write_text(json.dumps(kcidb_document(rdir, summary, runs, origin, patch_dir), indent=1)
+		     + '\n')
+	written['kcidb.json'] = p
+	p = rdir / 'index.html'
+	p.write_text(html_page(summary, runs, origin))
+	written['index.html'] = p
+	return written
