@@ -9,6 +9,7 @@
   check-series  series checks: applies, checkpatch --strict, each patch builds
   test          what `make test` and CI run: pytest, check-series, run on x86_64,arm
   deps          install the Debian packages the arches need
+  report        junit.xml, kcidb.json and index.html for a results directory
   clean         remove build directories (and with --all the whole cache)
 
 See docs/ for the design, result layout and how to add a suite.

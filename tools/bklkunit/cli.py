@@ -57,6 +57,24 @@ def cmd_deps(args: argparse.Namespace) -> int:
 	return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+	from . import report
+	if args.results_dir:
+		rdir = Path(args.results_dir)
+	else:
+		rdir = paths.cache_dir(args.cache_dir) / 'results' / 'latest'
+	rdir = rdir.resolve()
+	summary = report.load_summary(rdir)
+	ktree = Path(args.tree or summary.get('tree') or '')
+	if not (ktree / 'tools' / 'testing' / 'kunit' / 'kunit_parser.py').is_file():
+		raise UserError(f'{ktree} has no tools/testing/kunit/kunit_parser.py to read the '
+				'consoles with; name a kernel tree with --tree')
+	written = report.write_reports(rdir, ktree, args.origin)
+	for p in written.values():
+		print(p)
+	return 0
+
+
 def cmd_clean(args: argparse.Namespace) -> int:
 	cache = paths.cache_dir(args.cache_dir)
 	targets = [cache] if args.all else [cache / 'build', cache / 'results']
@@ -104,6 +122,17 @@ def build_parser() -> argparse.ArgumentParser:
 	p.add_argument('--arch', default='all')
 	p.add_argument('--with-test', action='store_true', help='also what `make test` needs')
 	p.set_defaults(func=cmd_deps)
+
+	p = sub.add_parser('report', help='write junit.xml, kcidb.json and index.html for a run')
+	_common(p)
+	p.add_argument('results_dir', nargs='?', default=None,
+		       help='a results directory of `run` (default: <cache>/results/latest)')
+	p.add_argument('--origin', default='bkl_kunit',
+		       help='KCIDB origin: the CI system name in every id (default: bkl_kunit)')
+	p.add_argument('--tree', default=None,
+		       help='kernel tree whose kunit_parser reads the consoles '
+			    '(default: the tree in summary.json)')
+	p.set_defaults(func=cmd_report)
 
 	p = sub.add_parser('clean', help='remove build directories and results')
 	_common(p)

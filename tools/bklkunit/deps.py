@@ -13,7 +13,7 @@ BUILD_PACKAGES = ['git', 'make', 'gcc', 'libc6-dev', 'flex', 'bison', 'bc',
 		  'libelf-dev', 'libssl-dev', 'xz-utils', 'perl', 'ccache',
 		  'python3', paths.SOURCE_PACKAGE]
 # What `make test` needs beyond that.
-TEST_PACKAGES = ['python3-pytest', 'python3-jsonschema', 'makefs']
+TEST_PACKAGES = ['python3-pytest', 'python3-jsonschema', 'makefs', 'chromium']
 
 
 def missing(packages: Iterable[str]) -> List[str]:

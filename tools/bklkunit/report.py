@@ -79,6 +79,8 @@ class Case:
 	diagnostics: List[str] = field(default_factory=list)
 	duration: Optional[float] = None
 	named: bool = True              # False: the name stands for a plan position
+	kind: str = ''                  # JUnit error/failure type when not the default
+	running: bool = False           # ERROR: it was running when the guest stopped
 
 	@property
 	def label(self) -> str:
@@ -92,6 +94,8 @@ class Case:
 
 	def summary(self) -> str:
 		"""One line saying why it is not a pass."""
+		if self.status in (ERROR, MISS) and self.message:
+			return self.message
 		for line in self.diagnostics:
 			if line.strip().startswith('#'):
 				return line.strip()
@@ -124,7 +128,6 @@ class ArchRun:
 	run_seconds: Optional[float] = None
 	build_command: str = ''
 	build_tail: str = ''
-	counts: Dict[str, int] = field(default_factory=dict)
 
 	@property
 	def cases(self) -> List[Case]:
@@ -314,8 +317,9 @@ class _Reader:
 			# Its header and some parameters were printed, its result not:
 			# it was running (the parameter has no name yet).
 			c = self.leaf(t, suite, name, params[1:])
-			c.message = (f'stopped after {len(t.subtests)} parameter(s) without a result'
-				     + self.stopped)
+			c.message = (f'running when the guest stopped, after {len(t.subtests)} '
+				     'parameter(s)' + self.stopped)
+			c.running = True
 			out.append(c)
 
 	def suite(self, t) -> Suite:
@@ -343,7 +347,7 @@ class _Reader:
 			# The suite never printed its result: the first case it did not
 			# report is the one that was running when the guest stopped.
 			c = made_up[0]
-			c.status = ERROR
+			c.status, c.running = ERROR, True
 			c.message = 'running when the guest stopped' + self.stopped
 			for line in c.diagnostics:
 				m = CASE_MESSAGE.match(line)
@@ -450,7 +454,6 @@ def load_run(rdir: Path, kernel_tree: Path, environment: Optional[Dict[str, Dict
 		arch = str(entry.get('arch', 'unknown'))
 		adir = rdir / arch
 		r = ArchRun(arch, str(entry.get('status', 'ERROR')), str(entry.get('reason', '') or ''))
-		r.counts = {k: int(entry.get(k, 0) or 0) for k in ('passed', 'failed', 'skipped', 'crashed')}
 		r.build_seconds = _seconds(entry.get('build_seconds'))
 		r.run_seconds = _seconds(entry.get('run_seconds'))
 		for name in ('console.log', 'ktap.log', 'build.log', 'kunit.log', 'results.json',
@@ -521,11 +524,11 @@ def _testsuite(parent: ET.Element, name: str, cases: List[Tuple[str, Case]],
 			tc.set('time', _fmt_time(c.duration))
 		text = _xml('\n'.join(c.diagnostics))
 		if c.status == FAIL:
-			el = ET.SubElement(tc, 'failure', message=_attr(c.summary()), type='FAIL')
+			el = ET.SubElement(tc, 'failure', message=_attr(c.summary()), type=c.kind or 'FAIL')
 			el.text = text
 		elif c.status == ERROR:
-			el = ET.SubElement(tc, 'error', message=_attr(c.message or c.summary()),
-					   type='CRASH')
+			el = ET.SubElement(tc, 'error', message=_attr(c.summary()),
+					   type=c.kind or 'CRASH')
 			el.text = text
 		elif c.status == SKIP:
 			ET.SubElement(tc, 'skipped', message=_attr(c.message))
@@ -543,7 +546,7 @@ def _arch_problem(r: ArchRun) -> Optional[Case]:
 	name = 'run' if r.built else 'build'
 	text = r.build_tail if not r.built and r.build_tail else r.reason
 	c = Case(r.arch, name, status=ERROR, message=f'{r.status}: {r.reason}'.split('\n')[0],
-		 diagnostics=text.splitlines())
+		 diagnostics=text.splitlines(), kind=r.status)
 	if r.status == 'FAIL':
 		c.status = FAIL
 	return c
@@ -593,7 +596,8 @@ def path_part(s: str) -> str:
 def _clean(obj: Any) -> Any:
 	"""No nulls, no NULs: what KCIDB refuses."""
 	if isinstance(obj, dict):
-		return {k: _clean(v) for k, v in obj.items() if v is not None and v != {}}
+		out = {k: _clean(v) for k, v in obj.items() if v is not None}
+		return {k: v for k, v in out.items() if v != {}}
 	if isinstance(obj, list):
 		return [_clean(v) for v in obj if v is not None]
 	if isinstance(obj, str):
@@ -694,7 +698,9 @@ def kcidb_document(rdir: Path, summary: Dict[str, Any], runs: List[ArchRun],
 		env = {'comment': r.qemu or None, 'misc': {'arch': r.arch, 'qemu': r.qemu or None}}
 		seen: Dict[str, int] = {}
 
-		def add(path: str, status: str, **kw) -> None:
+		def add(path: str, status: str, build_id: str = build_id, env: Dict = env,
+			seen: Dict[str, int] = seen, **kw) -> None:
+			# Two parameters may sanitise to one path: ids stay unique.
 			n = seen[path] = seen.get(path, 0) + 1
 			tests.append(dict({'id': f'{build_id}:{path}' + (f'#{n}' if n > 1 else ''),
 					   'build_id': build_id, 'origin': origin, 'path': path,
@@ -729,7 +735,7 @@ h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
 table { border-collapse: collapse; margin: .5em 0; }
 th, td { border: 1px solid #bbb; padding: .25em .6em; text-align: left; vertical-align: top; }
 thead th { background: #eee; }
-td.num { text-align: right; }
+td.num { text-align: right; white-space: nowrap; }
 .matrix td { text-align: center; min-width: 6em; }
 .matrix th[scope=row] { font-family: monospace; font-weight: normal; }
 .pass { background: #d5f5d5; } .fail { background: #f7c6c6; font-weight: bold; }
@@ -772,6 +778,10 @@ def html_page(summary: Dict[str, Any], runs: List[ArchRun], origin: str) -> str:
 	out = ['<!DOCTYPE html>', '<html lang="en">', '<head>', '<meta charset="utf-8">',
 	       f'<title>{_e(title)}</title>', f'<style>{CSS}</style>', '</head>', '<body>',
 	       f'<h1>{_e(title)}</h1>']
+	ok = sum(r.status == 'PASS' for r in runs)
+	out.append(f'<p class="overall">{ok} of {len(runs)} arch(es) PASS: '
+		   + ', '.join(f'<span class="st-{_e(r.status)}">{_e(r.arch)} {_e(r.status)}</span>'
+			       for r in runs) + '</p>')
 
 	out.append('<h2 id="environment">Environment</h2>\n<table class="env">')
 	env = [('kernel package', f'linux-source-6.12 {debver}' if debver else 'not a Debian tree'),
@@ -785,8 +795,8 @@ def html_page(summary: Dict[str, Any], runs: List[ArchRun], origin: str) -> str:
 	out.append('</table>')
 
 	out.append('<h2 id="arches">Arches</h2>\n<table class="arches"><thead><tr>'
-		   '<th>arch</th><th>status</th><th>passed</th><th>failed</th><th>skipped</th>'
-		   '<th>crashed</th><th>build</th><th>run</th><th>compiler</th><th>QEMU</th>'
+		   '<th>arch</th><th>status</th><th>pass</th><th>fail</th><th>skip</th>'
+		   '<th>crash</th><th>not run</th><th>build</th><th>run</th><th>compiler</th><th>QEMU</th>'
 		   '<th>logs</th></tr></thead><tbody>')
 	for r in runs:
 		links = ' '.join(f'<a href="{_e(rel)}">{_e(name)}</a>' for name, rel in r.logs.items()
@@ -800,8 +810,8 @@ def html_page(summary: Dict[str, Any], runs: List[ArchRun], origin: str) -> str:
 		out.append(
 			f'<tr data-arch="{_e(r.arch)}"><th scope="row">{_e(r.arch)}</th>'
 			f'<td class="st-{_e(r.status)}"><b>{_e(r.status)}</b>{reason}</td>'
-			+ ''.join(f'<td class="num">{r.counts.get(k, 0)}</td>'
-				  for k in ('passed', 'failed', 'skipped', 'crashed'))
+			+ ''.join(f'<td class="num">{sum(c.status == k for c in r.cases)}</td>'
+				  for k in (PASS, FAIL, SKIP, ERROR, MISS))
 			+ f'<td class="num">{_e(fmt_duration(r.build_seconds))}</td>'
 			f'<td class="num">{_e(fmt_duration(r.run_seconds))}</td>'
 			f'<td>{_e(r.compiler or "unknown")}</td><td>{_e(r.qemu or "unknown")}</td>'
@@ -826,9 +836,10 @@ def html_page(summary: Dict[str, Any], runs: List[ArchRun], origin: str) -> str:
 					     f'<span class="note">{_e(why)}</span></td>')
 				continue
 			cls, text = CELL[c.status]
-			note = {SKIP: c.message, MISS: 'never reached', ERROR: 'no result'}.get(c.status, '')
+			note = {SKIP: c.message, MISS: 'never reached',
+				ERROR: 'was running' if c.running else 'no result'}.get(c.status, '')
 			cells.append(f'<td class="{cls}" data-arch="{_e(r.arch)}" data-status="{cls}" '
-				     f'title="{_e(c.message or c.summary() if c.status != PASS else "")}">'
+				     f'title="{_e(c.summary() if c.status != PASS else "")}">'
 				     f'{text}'
 				     + (f'<span class="note">{_e(note)}</span>' if note else '')
 				     + (f'<span class="dur">{_e(fmt_duration(c.duration))}</span>'
@@ -845,9 +856,8 @@ def html_page(summary: Dict[str, Any], runs: List[ArchRun], origin: str) -> str:
 	for r, c in problems + bad:
 		label = f'{r.arch}: {c.row}' if c.suite != r.arch else f'{r.arch}: {c.label}'
 		out.append(f'<details class="failure" data-arch="{_e(r.arch)}"><summary>'
-			   f'<b>{_e(CELL[c.status][1])}</b> {_e(label)} — {_e(c.summary())}</summary>')
-		if c.message and c.status == ERROR:
-			out.append(f'<p>{_e(c.message)}</p>')
+			   f'<b>{_e(c.kind or CELL[c.status][1])}</b> {_e(label)} — {_e(c.summary())}'
+			   '</summary>')
 		out.append(f'<pre>{_e(chr(10).join(c.diagnostics) or "(no diagnostic lines)")}</pre>'
 			   '</details>')
 

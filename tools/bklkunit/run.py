@@ -314,6 +314,12 @@ def main(args: argparse.Namespace) -> int:
 	summary = dict(info, arches=[asdict(r) for r in results], results_dir=str(rdir),
 		       filter_glob=args.filter_glob)
 	(rdir / 'summary.json').write_text(json.dumps(summary, indent=1) + '\n')
+	try:
+		from . import report
+		written = report.write_reports(rdir, ktree)
+		print('Reports: ' + ', '.join(sorted(str(k) for k in written)))
+	except Exception as e:  # a report must never cost the run its verdict
+		print(f'reports not written: {type(e).__name__}: {e}', file=sys.stderr)
 	print()
 	print(format_table(results))
 	for r in results:
