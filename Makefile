@@ -10,6 +10,8 @@ ARCH   ?= all
 FILTER ?=
 # The arches `make test` boots (CI's time budget holds two cold builds).
 TEST_ARCHES ?= x86_64,arm
+# `make baseline` / `make compare`: a results directory (default: the latest run).
+RESULTS ?=
 
 .PHONY: all run test pytest prepare export check-series deps clean distclean help
 
@@ -22,6 +24,8 @@ help:
 	@echo 'make prepare             unpack the distro tree into the cache and apply the series'
 	@echo 'make export              write the work tree commits back to kernel-patches/'
 	@echo 'make check-series        apply, checkpatch --strict, per-patch build, scans'
+	@echo 'make baseline [RESULTS=dir]  record a run (default: the latest) as kunit/baselines/<arch>.json'
+	@echo 'make compare [RESULTS=dir]   that run against the baselines; fails only on a regression'
 	@echo 'make deps                install the Debian packages for all arches'
 	@echo 'make clean               remove build directories and results from the cache'
 	@echo 'make distclean           remove the whole cache'
@@ -52,3 +56,11 @@ clean:
 
 distclean:
 	$(KUNIT) clean --all
+
+.PHONY: baseline compare
+
+baseline:
+	$(KUNIT) baseline $(RESULTS)
+
+compare:
+	$(KUNIT) compare $(RESULTS)

@@ -10,6 +10,8 @@
   test          what `make test` and CI run: pytest, check-series, run on x86_64,arm
   deps          install the Debian packages the arches need
   report        junit.xml, kcidb.json and index.html for a results directory
+  baseline      record a run's per-case results as kunit/baselines/<arch>.json
+  compare       a run against the baselines: regressions (exit 1), fixes, flakes
   clean         remove build directories (and with --all the whole cache)
 
 See docs/ for the design, result layout and how to add a suite.

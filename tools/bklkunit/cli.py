@@ -134,6 +134,19 @@ def build_parser() -> argparse.ArgumentParser:
 			    '(default: the tree in summary.json)')
 	p.set_defaults(func=cmd_report)
 
+	from . import baseline
+	p = sub.add_parser('baseline', help='record per-case results of a run as '
+			   'kunit/baselines/<arch>.json')
+	_common(p)
+	baseline.add_arguments(p, 'baseline')
+	p.set_defaults(func=baseline.cmd_baseline)
+
+	p = sub.add_parser('compare', help='regressions, fixes, new and flaky cases of a run '
+			   'against the baselines; exit 1 only on a regression')
+	_common(p)
+	baseline.add_arguments(p, 'compare')
+	p.set_defaults(func=baseline.cmd_compare)
+
 	p = sub.add_parser('clean', help='remove build directories and results')
 	_common(p)
 	p.add_argument('--all', action='store_true', help='remove the whole cache')

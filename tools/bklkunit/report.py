@@ -53,7 +53,8 @@ BUILT = ('PASS', 'FAIL', 'CRASH', 'TIMEOUT', 'NO_TESTS')
 NOT_BUILT = ('BUILD_FAILED', 'CONFIG_FAILED')
 # The arch status as one KCIDB status, for the "kunit" test of each build.
 ARCH_TO_KCIDB = {'PASS': PASS, 'FAIL': FAIL, 'CRASH': ERROR, 'TIMEOUT': ERROR,
-		 'ERROR': ERROR, 'NO_TESTS': MISS}
+		 'ERROR': ERROR, 'NO_TESTS': MISS,
+		 'FLAKY': FAIL}   # run --rerun-failures: failed, then passed alone
 
 # printk's "[    1.234567] " (also "[    1.234567][    T1] " with the caller).
 TIMESTAMP = re.compile(r'^\s*\[\s*(\d+\.\d+)\]')

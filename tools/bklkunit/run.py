@@ -8,7 +8,8 @@ Per arch, in <results>/<arch>/:
   ktap.log      the KTAP lines of that console, as kunit_tool extracts them
   results.json  kunit_tool's --json output
   verdict.json  our per-arch verdict (counts, status, reason, timings)
-and <results>/summary.json for the whole run.
+and <results>/summary.json for the whole run.  Boots after the first (the
+suites a crash cut off, --rerun-failures) are rerun.py's: console.N.log etc.
 """
 
 import argparse
@@ -27,6 +28,7 @@ from . import deps, ktap, paths, tree
 from .errors import UserError
 
 DEFAULT_TIMEOUT = 300
+DEFAULT_SUITE_TIMEOUT = 120
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -55,12 +57,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 	p.add_argument('--no-ccache', action='store_true', help='build without ccache')
 	p.add_argument('-v', '--verbose', action='store_true',
 		       help='stream build and guest output instead of progress lines')
+	p.add_argument('--rerun-failures', type=int, default=0, metavar='N',
+		       help='run each failed or crashed case again on its own, up to N boots; '
+			    'one that passes then is FLAKY (default 0: off)')
+	p.add_argument('--suite-timeout', type=int, default=DEFAULT_SUITE_TIMEOUT, metavar='S',
+		       help='kunit.py exec --timeout of every boot after the first (suites re-run '
+			    f'after a crash, --rerun-failures; default {DEFAULT_SUITE_TIMEOUT})')
+	p.add_argument('--no-crash-rerun', action='store_true',
+		       help='after a crash or hang, do not boot again for the suites it cut off')
+	p.add_argument('--compare', action='store_true',
+		       help='compare with the baselines afterwards (as `kunit.py compare`); '
+			    'a regression makes the run fail')
+	p.add_argument('--baseline-dir', default=None,
+		       help='with --compare: where the baselines are (default: kunit/baselines)')
 
 
 @dataclass
 class ArchResult:
 	arch: str
-	status: str = 'NOT_RUN'   # PASS FAIL CRASH TIMEOUT NO_TESTS BUILD_FAILED CONFIG_FAILED
+	status: str = 'NOT_RUN'   # PASS FAIL FLAKY CRASH TIMEOUT NO_TESTS BUILD_FAILED CONFIG_FAILED
 	reason: str = ''
 	passed: int = 0
 	failed: int = 0
@@ -69,6 +84,10 @@ class ArchResult:
 	build_seconds: float = 0.0
 	run_seconds: float = 0.0
 	failures: List[str] = field(default_factory=list)
+	flaky: List[str] = field(default_factory=list)       # suite.case[/param] that passed again
+	config_hash: str = ''     # sha256 of <build_dir>/.config after a successful build
+	qemu: str = ''            # `qemu-system-<arch> --version`, first line
+	boots: List[Dict] = field(default_factory=list)      # boots after the first (rerun.py)
 
 	@property
 	def ok(self) -> bool:
@@ -175,6 +194,8 @@ def run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse.
 		res.reason = f'kunit.py build exited {rc}; see {out / "build.log"}:\n' + _tail(
 			out / 'build.log', 15)
 		return res
+	from . import baseline
+	res.config_hash = baseline.file_sha256(build_dir / '.config')
 
 	cmd = kunit + ['exec'] + common + [f'--timeout={args.timeout}',
 					   f'--json={out / "results.json"}']
@@ -200,6 +221,19 @@ def run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse.
 	res.status, res.reason, res.failures = v.status, v.reason, v.failures
 	if res.status == 'PASS' and rc != 0:
 		res.status, res.reason = 'FAIL', f'kunit.py exec exited {rc}'
+	try:
+		from . import report
+		res.qemu = report.probe_tools(arch).get('qemu', '')
+	except Exception:
+		pass
+	crashed = (res.status in ('CRASH', 'TIMEOUT') and v.ktap
+		   and not getattr(args, 'no_crash_rerun', False))
+	failed = getattr(args, 'rerun_failures', 0) > 0 and res.status in ('FAIL', 'CRASH',
+									     'TIMEOUT')
+	if crashed or failed:
+		from . import rerun
+		rerun.after_first_boot(rerun.Booter(ktree, arch, kunit, common, env, build_dir, out,
+						    args), res, v)
 	return res
 
 
@@ -273,10 +307,13 @@ def results_dir(args: argparse.Namespace, cache: Path) -> Path:
 
 
 def format_table(results: List[ArchResult]) -> str:
-	rows = [('arch', 'status', 'passed', 'failed', 'skipped', 'crashed', 'build s', 'run s')]
+	flaky = any(r.flaky for r in results)      # the column only when there are flakes
+	rows = [('arch', 'status', 'passed', 'failed', 'skipped', 'crashed')
+		+ (('flaky',) if flaky else ()) + ('build s', 'run s')]
 	for r in results:
 		rows.append((r.arch, r.status, str(r.passed), str(r.failed), str(r.skipped),
-			     str(r.crashed), f'{r.build_seconds:.0f}', f'{r.run_seconds:.0f}'))
+			     str(r.crashed)) + ((str(len(r.flaky)),) if flaky else ())
+			    + (f'{r.build_seconds:.0f}', f'{r.run_seconds:.0f}'))
 	widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
 	lines = []
 	for i, row in enumerate(rows):
@@ -314,6 +351,17 @@ def main(args: argparse.Namespace) -> int:
 	summary = dict(info, arches=[asdict(r) for r in results], results_dir=str(rdir),
 		       filter_glob=args.filter_glob)
 	(rdir / 'summary.json').write_text(json.dumps(summary, indent=1) + '\n')
+	div = None
+	if len(results) > 1:
+		try:
+			from . import baseline
+			_, cases = baseline.load_results(rdir, ktree, probe=False)
+			div = baseline.divergence(cases)
+			summary['divergence'] = div
+			(rdir / 'summary.json').write_text(json.dumps(summary, indent=1) + '\n')
+		except Exception as e:  # like the reports: never at the cost of the verdict
+			print(f'cross-arch divergence not computed: {type(e).__name__}: {e}',
+			      file=sys.stderr)
 	try:
 		from . import report
 		written = report.write_reports(rdir, ktree)
@@ -327,8 +375,25 @@ def main(args: argparse.Namespace) -> int:
 			print(f'\n{r.arch}: {r.status}' + (f': {r.reason}' if r.reason else ''))
 			for f in r.failures[:20]:
 				print(f'  {f}')
+			for f in r.flaky[:20]:
+				print(f'  FLAKY {f}: failed, then passed on its own')
+	if any(r.flaky for r in results):
+		print('\nWARNING: flaky cases (failed, then passed when run again) fail the run: '
+		      'a flaky test is a defect to fix')
+	if div and (div['cases'] or div['no_results']):
+		from . import baseline
+		print('\nCross-arch divergence (pass on one arch, not on another):')
+		print('\n'.join(baseline.format_divergence(div, limit=30)))
 	print(f'\nResults: {rdir}')
 	bad = [r.arch for r in results if not r.ok]
 	print(f'{len(results) - len(bad)} arch(es) passed, {len(bad)} failed'
 	      + (f': {", ".join(bad)}' if bad else ''))
-	return 1 if bad else 0
+	rc = 1 if bad else 0
+	if getattr(args, 'compare', False):
+		from . import baseline
+		print()
+		bdir = (Path(args.baseline_dir).resolve() if args.baseline_dir
+			else baseline.default_dir())
+		crc, _, _ = baseline.compare(rdir, ktree, bdir, show_divergence=False)
+		rc = max(rc, crc)
+	return rc

@@ -1,0 +1,498 @@
+# SPDX-License-Identifier: GPL-2.0
+"""`kunit.py baseline` and `kunit.py compare`: per-case results kept in the
+repository, and what changed since.
+
+A baseline is kunit/baselines/<arch>.json:
+
+  {"arch": "x86_64", "format": 1, "status": "PASS",
+   "environment": {"kernel": ..., "compiler": ..., "qemu": ...,
+                   "config_hash": ..., "series_hash": ...},
+   "cases": {"suite.case": "pass", "suite.case/param": "fail", ...}}
+
+written with sorted keys, so it diffs well in git.  A case is one of pass,
+fail, skip, crash (running when the guest died, or it never printed its
+result), missing (announced but never reached, or no result where one was
+due) and flaky (failed, then passed when run again: `run --rerun-failures`).
+
+The cases come from report.py's reading of the consoles (the kernel tree's
+own kunit_parser), not from a parser of our own.  When `run` booted again
+after a crash to run the suites the crash cut off (verdict.json "boots"
+with purpose "continue"), those consoles are read too and their suites take
+the place of the never-started ones of the first boot.
+
+compare: per arch, regressions (baseline pass, now fail, crash or missing),
+fixes, new and vanished cases, new skips and flaky cases; and across the
+arches of the run, a case that passes on one and not on another (i386 vs
+x86_64 and arm vs arm64 flagged as word-size suspects).  Only regressions
+make it exit 1, also across a changed environment, which it names.
+"""
+
+import argparse
+import fnmatch
+import hashlib
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from . import paths, report
+from .errors import UserError
+
+FORMAT = 1
+PASS, FAIL, SKIP, CRASH, MISSING, FLAKY = 'pass', 'fail', 'skip', 'crash', 'missing', 'flaky'
+# report.py's case statuses (KCIDB names) as baseline statuses.
+STATUS = {report.PASS: PASS, report.FAIL: FAIL, report.SKIP: SKIP, report.ERROR: CRASH,
+	  report.MISS: MISSING}
+BAD = (FAIL, CRASH, MISSING)
+# The parts of the environment that change results without a code change.
+ENVIRONMENT = (('kernel', 'kernel package'), ('compiler', 'compiler'), ('qemu', 'QEMU'),
+	       ('config_hash', 'config hash'))
+# 32- and 64-bit builds of one architecture: a case that passes on one of a
+# pair and not on the other smells of long/pointer size assumptions.
+WORD_SIZE_PAIRS = (('i386', 'x86_64'), ('arm', 'arm64'))
+# Arch statuses whose run went to its end: a case it did not report is gone
+# (vanished), not cut off (missing).
+COMPLETE = ('PASS', 'FAIL', 'FLAKY', 'NO_TESTS')
+
+
+def default_dir() -> Path:
+	return paths.KUNIT_DIR / 'baselines'
+
+
+def file_sha256(path: Path) -> str:
+	"""sha256 of a file, '' when it cannot be read."""
+	try:
+		return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+	except OSError:
+		return ''
+
+
+# ------------------------------------------------------------ cases of a run
+
+
+def placeholder_suite(s: report.Suite) -> bool:
+	"""A suite the top-level plan announced but that never started."""
+	return (len(s.cases) == 1 and not s.cases[0].named and not s.cases[0].name
+		and s.cases[0].status == report.MISS)
+
+
+def merge_boots(first: Sequence[report.Suite],
+		later: Iterable[Sequence[report.Suite]]) -> List[report.Suite]:
+	"""The first boot's suites with the never-started ones replaced by the
+	suites later boots ran (in their order).  A suite a later boot ran again
+	takes that boot's result."""
+	later_suites = [s for suites in later for s in suites if not placeholder_suite(s)]
+	if not later_suites:
+		return list(first)
+	again = {s.name for s in later_suites}
+	out = [s for s in first if not placeholder_suite(s) and s.name not in again]
+	return out + later_suites
+
+
+def case_map(suites: Iterable[report.Suite], flaky: Iterable[str] = ()) -> Dict[str, str]:
+	"""{'suite.case[/param]': status}.  Rows known only by their position
+	and never reached (suite_3, suite.case4) are left out: they have no name
+	to compare by."""
+	flaky = set(flaky)
+	out: Dict[str, str] = {}
+	for s in suites:
+		for c in s.cases:
+			if not c.named and c.status == report.MISS:
+				continue
+			out.setdefault(c.row, FLAKY if c.row in flaky else STATUS.get(c.status, CRASH))
+	return out
+
+
+def continuation_consoles(adir: Path, verdict: Dict[str, Any]) -> List[Path]:
+	"""The consoles of the boots that ran what a crash cut off, in order."""
+	return [adir / str(b['console']) for b in verdict.get('boots', []) or []
+		if b.get('purpose') == 'continue' and b.get('console')]
+
+
+def read_lines(p: Path) -> List[str]:
+	try:
+		return p.read_text(errors='replace').splitlines()
+	except OSError:
+		return []
+
+
+@dataclass
+class ArchCases:
+	"""One arch of a results directory, as a baseline sees it."""
+	arch: str
+	status: str
+	built: bool
+	cases: Dict[str, str] = field(default_factory=dict)
+	environment: Dict[str, str] = field(default_factory=dict)
+
+	@property
+	def complete(self) -> bool:
+		return self.status in COMPLETE
+
+
+def kernel_tree_for(summary: Dict[str, Any], tree: Optional[str]) -> Path:
+	ktree = Path(tree or summary.get('tree') or '')
+	if not (ktree / 'tools' / 'testing' / 'kunit' / 'kunit_parser.py').is_file():
+		raise UserError(f'{ktree} has no tools/testing/kunit/kunit_parser.py to read the '
+				'consoles with; name a kernel tree with --tree')
+	return ktree
+
+
+def build_config_hash(cache: Path, summary: Dict[str, Any], arch: str, rdir: Path) -> str:
+	"""For results from before run recorded config_hash: the sha256 of the
+	arch's build directory .config, if it was not rebuilt after the run."""
+	tree = str(summary.get('tree') or '')
+	key = ('debian' if summary.get('debian_version') else
+	       'tree-' + hashlib.sha1(tree.encode()).hexdigest()[:10])
+	cfg = Path(cache) / 'build' / key / arch / '.config'
+	try:
+		if cfg.stat().st_mtime > (Path(rdir) / 'summary.json').stat().st_mtime:
+			return ''
+	except OSError:
+		return ''
+	return file_sha256(cfg)
+
+
+def load_results(rdir: Path, kernel_tree: Path, probe: bool = True,
+		 cache: Optional[Path] = None) -> Tuple[Dict[str, Any], List[ArchCases]]:
+	"""summary.json and each arch's cases and environment.  cache: where to
+	look for a build's .config when verdict.json has no config_hash."""
+	rdir = Path(rdir)
+	summary, runs = report.load_run(rdir, kernel_tree, probe=probe)
+	entries = {str(e.get('arch')): e for e in summary.get('arches', [])}
+	kernel = (str(summary.get('debian_version') or '')
+		  or (f'Linux {summary["kernel_version"]}' if summary.get('kernel_version') else ''))
+	out = []
+	for r in runs:
+		entry = entries.get(r.arch, {})
+		adir = rdir / r.arch
+		try:
+			verdict = json.loads((adir / 'verdict.json').read_text())
+		except (OSError, ValueError):
+			verdict = dict(entry)
+		later = []
+		for console in continuation_consoles(adir, verdict):
+			later.append(report.parse_console(kernel_tree, read_lines(console)))
+		suites = merge_boots(r.suites, later)
+		cases = case_map(suites, verdict.get('flaky') or entry.get('flaky') or ())
+		config = str(verdict.get('config_hash') or entry.get('config_hash') or '')
+		if 'config_hash' not in verdict and 'config_hash' not in entry and cache and r.built:
+			config = build_config_hash(cache, summary, r.arch, rdir)
+		env = {'kernel': kernel, 'compiler': r.compiler, 'qemu': r.qemu,
+		       'config_hash': config, 'series_hash': str(summary.get('series_hash') or '')}
+		out.append(ArchCases(r.arch, r.status, r.built, cases, env))
+	return summary, out
+
+
+# ------------------------------------------------------------------ baseline
+
+
+def baseline_document(a: ArchCases) -> Dict[str, Any]:
+	return {'format': FORMAT, 'arch': a.arch, 'status': a.status,
+		'environment': dict(a.environment), 'cases': dict(a.cases)}
+
+
+def dumps(doc: Dict[str, Any]) -> str:
+	"""Deterministic JSON: sorted keys, one entry a line, a final newline."""
+	return json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + '\n'
+
+
+def baseline_path(bdir: Path, arch: str) -> Path:
+	return Path(bdir) / f'{arch}.json'
+
+
+def load_baseline(bdir: Path, arch: str) -> Optional[Dict[str, Any]]:
+	p = baseline_path(bdir, arch)
+	if not p.is_file():
+		return None
+	try:
+		doc = json.loads(p.read_text())
+	except ValueError as e:
+		raise UserError(f'{p}: not JSON ({e})')
+	if not isinstance(doc, dict) or not isinstance(doc.get('cases'), dict):
+		raise UserError(f'{p}: not a baseline (no "cases")')
+	return doc
+
+
+def write_baselines(rdir: Path, kernel_tree: Path, bdir: Path,
+		    arches: Optional[List[str]] = None, probe: bool = True,
+		    cache: Optional[Path] = None) -> Tuple[List[Path], List[str]]:
+	"""Write <bdir>/<arch>.json for each arch of the run that has case
+	results.  Returns (written, messages about arches left out)."""
+	summary, results = load_results(rdir, kernel_tree, probe, cache)
+	bdir = Path(bdir)
+	written, skipped = [], []
+	known = [a.arch for a in results]
+	for want in arches or []:
+		if want not in known:
+			skipped.append(f'{want}: not in this run ({", ".join(known) or "no arch"})')
+	for a in results:
+		if arches and a.arch not in arches:
+			continue
+		if not a.cases:
+			skipped.append(f'{a.arch}: no case results ({a.status}); baseline not recorded')
+			continue
+		bdir.mkdir(parents=True, exist_ok=True)
+		p = baseline_path(bdir, a.arch)
+		p.write_text(dumps(baseline_document(a)))
+		written.append(p)
+	return written, skipped
+
+
+# ------------------------------------------------------------------- compare
+
+
+def in_filter(key: str, glob: str) -> bool:
+	"""Whether kunit's filter_glob ('suite_glob[.case_glob]') selects key."""
+	if not glob:
+		return True
+	suite_glob, _, case_glob = glob.partition('.')
+	suite, _, case = key.partition('.')
+	if not fnmatch.fnmatchcase(suite, suite_glob):
+		return False
+	return not case_glob or not case or fnmatch.fnmatchcase(case.split('/')[0], case_glob)
+
+
+@dataclass
+class Comparison:
+	arch: str
+	baseline: Path
+	has_baseline: bool = True
+	status: str = ''              # the arch's status in this run
+	env_diffs: List[Tuple[str, str, str]] = field(default_factory=list)   # label, then, now
+	env_unknown: List[str] = field(default_factory=list)
+	series: Tuple[str, str] = ('', '')
+	regressions: List[Tuple[str, str, str]] = field(default_factory=list)
+	fixes: List[Tuple[str, str, str]] = field(default_factory=list)
+	new: List[Tuple[str, str]] = field(default_factory=list)
+	vanished: List[Tuple[str, str]] = field(default_factory=list)
+	new_skips: List[Tuple[str, str]] = field(default_factory=list)
+	flaky: List[Tuple[str, str]] = field(default_factory=list)
+	changed: List[Tuple[str, str, str]] = field(default_factory=list)
+
+	@property
+	def across_environments(self) -> bool:
+		return bool(self.env_diffs)
+
+
+def compare_environment(then: Dict[str, str], now: Dict[str, str],
+			c: Comparison) -> None:
+	for key, label in ENVIRONMENT:
+		a, b = str(then.get(key) or ''), str(now.get(key) or '')
+		if a and b and a != b:
+			c.env_diffs.append((label, a, b))
+		elif a != b:
+			c.env_unknown.append(f'{label} unknown {"now" if a else "in the baseline"}')
+	a, b = str(then.get('series_hash') or ''), str(now.get('series_hash') or '')
+	if a != b:
+		c.series = (a, b)
+
+
+def compare_arch(base: Dict[str, Any], now: ArchCases, bpath: Path,
+		 filter_glob: str = '') -> Comparison:
+	c = Comparison(now.arch, bpath, status=now.status)
+	compare_environment(base.get('environment') or {}, now.environment, c)
+	old_cases: Dict[str, str] = {str(k): str(v) for k, v in base['cases'].items()}
+	for key in sorted(set(old_cases) | set(now.cases)):
+		if not in_filter(key, filter_glob):
+			continue
+		old, new = old_cases.get(key), now.cases.get(key)
+		if old is None:
+			c.new.append((key, new or MISSING))
+			continue
+		if new is None:
+			if now.complete:
+				c.vanished.append((key, old))
+				continue
+			new = MISSING          # cut off by a crash, a hang or the build
+		if new == old:
+			continue
+		if new == FLAKY:
+			c.flaky.append((key, old))
+		elif old == PASS and new in BAD:
+			c.regressions.append((key, old, new))
+		elif new == PASS and old in BAD + (FLAKY,):
+			c.fixes.append((key, old, new))
+		elif new == SKIP:
+			c.new_skips.append((key, old))
+		else:
+			c.changed.append((key, old, new))
+	return c
+
+
+def divergence(results: Sequence[ArchCases]) -> Dict[str, Any]:
+	"""Cases that pass on one arch and fail, crash or are missing on another.
+
+	{'cases': [{'case', 'statuses': {arch: status}, 'word_size_suspect':
+	['i386<->x86_64']}], 'no_results': {arch: status}}.  An arch with no case
+	results at all (it did not build, or printed no KTAP) is named once in
+	no_results instead of making every case diverge."""
+	with_cases = [a for a in results if a.cases]
+	out: Dict[str, Any] = {'cases': [], 'no_results': {a.arch: a.status for a in results
+							   if not a.cases}}
+	if len(with_cases) < 2:
+		return out
+	keys = sorted({k for a in with_cases for k in a.cases})
+	for key in keys:
+		st = {a.arch: a.cases.get(key, MISSING) for a in with_cases}
+		if not (any(s == PASS for s in st.values()) and any(s in BAD for s in st.values())):
+			continue
+		suspects = [f'{x}<->{y}' for x, y in WORD_SIZE_PAIRS
+			    if x in st and y in st and {st[x], st[y]} & {PASS}
+			    and {st[x], st[y]} & set(BAD)]
+		out['cases'].append({'case': key, 'statuses': st, 'word_size_suspect': suspects})
+	return out
+
+
+def format_divergence(div: Dict[str, Any], limit: int = 0) -> List[str]:
+	lines = []
+	for arch, status in div.get('no_results', {}).items():
+		lines.append(f'  {arch}: no case results ({status}); every case is missing there')
+	rows = div.get('cases', [])
+	for d in rows[:limit or len(rows)]:
+		groups: Dict[str, List[str]] = {}
+		for arch, s in d['statuses'].items():
+			groups.setdefault(s, []).append(arch)
+		order = [PASS, FAIL, CRASH, MISSING, FLAKY, SKIP]
+		text = '; '.join(f'{s if s in (PASS, SKIP, MISSING) else s.upper()} on '
+				 f'{", ".join(groups[s])}' for s in order if s in groups)
+		sus = (f'  [word-size suspect: {", ".join(d["word_size_suspect"])}]'
+		       if d['word_size_suspect'] else '')
+		lines.append(f'  {d["case"]}: {text}{sus}')
+	if limit and len(rows) > limit:
+		lines.append(f'  ... and {len(rows) - limit} more (summary.json "divergence")')
+	return lines
+
+
+def format_comparison(c: Comparison) -> List[str]:
+	if not c.has_baseline:
+		return [f'{c.arch}: no baseline ({c.baseline} does not exist): nothing to compare, '
+			'not a regression; record one with `./tools/kunit.py baseline`']
+	lines = [f'{c.arch} ({c.status or "?"}): compared with {c.baseline}']
+	if c.env_diffs:
+		lines.append('  WARNING: comparison across environments: '
+			     + '; '.join(f'{label} differs (baseline {a!r}, now {b!r})'
+					 for label, a, b in c.env_diffs))
+		lines.append('  WARNING: a difference below may come from the environment change, '
+			     'not from the code; regressions still count')
+	else:
+		lines.append('  environment: same as the baseline'
+			     + (f' ({"; ".join(c.env_unknown)})' if c.env_unknown else ''))
+	if c.env_diffs and c.env_unknown:
+		lines.append(f'  ({"; ".join(c.env_unknown)})')
+	if any(c.series):
+		lines.append(f'  series changed since the baseline: {c.series[0][:12] or "?"} -> '
+			     f'{c.series[1][:12] or "?"}')
+	for key, a, b in c.regressions:
+		lines.append(f'  REGRESSION  {key}: {a} -> {b}')
+	for key, a, b in c.fixes:
+		lines.append(f'  fixed       {key}: {a} -> {b}')
+	for key, s in c.new:
+		lines.append(f'  new         {key}: {s}')
+	for key, s in c.vanished:
+		lines.append(f'  vanished    {key} (was {s})')
+	for key, s in c.new_skips:
+		lines.append(f'  new skip    {key} (was {s})')
+	for key, s in c.flaky:
+		lines.append(f'  FLAKY       {key} (was {s})')
+	for key, a, b in c.changed:
+		lines.append(f'  changed     {key}: {a} -> {b}')
+	lines.append(f'  {len(c.regressions)} regression(s), {len(c.fixes)} fixed, {len(c.new)} new, '
+		     f'{len(c.vanished)} vanished, {len(c.new_skips)} new skip(s), '
+		     f'{len(c.flaky)} flaky, {len(c.changed)} other change(s)'
+		     + (' [across environments]' if c.env_diffs else ''))
+	return lines
+
+
+def compare(rdir: Path, kernel_tree: Path, bdir: Path, probe: bool = True,
+	    out=None, show_divergence: bool = True,
+	    cache: Optional[Path] = None) -> Tuple[int, List[Comparison], Dict[str, Any]]:
+	"""Print the comparison of a results directory with the baselines (and,
+	unless run printed it already, the cross-arch divergence).
+	Returns (exit status: 1 on any regression, else 0, comparisons, divergence)."""
+	out = out or sys.stdout
+	summary, results = load_results(rdir, kernel_tree, probe, cache)
+	bdir = Path(bdir)
+	comps = []
+	print(f'Comparing {rdir} with the baselines in {bdir}', file=out)
+	for a in results:
+		bpath = baseline_path(bdir, a.arch)
+		base = load_baseline(bdir, a.arch)
+		if base is None:
+			c = Comparison(a.arch, bpath, has_baseline=False, status=a.status)
+		else:
+			c = compare_arch(base, a, bpath, str(summary.get('filter_glob') or ''))
+		comps.append(c)
+		print('\n'.join(format_comparison(c)), file=out)
+	div = divergence(results)
+	if show_divergence and (div['cases'] or (div['no_results'] and len(results) > 1)):
+		print('\nCross-arch divergence (this run):', file=out)
+		print('\n'.join(format_divergence(div)), file=out)
+	bad = [c for c in comps if c.regressions]
+	if bad:
+		print('\ncompare: ' + ', '.join(
+			f'{c.arch} {len(c.regressions)} regression(s)'
+			+ (' across environments (' + ', '.join(l for l, _, _ in c.env_diffs) + ' changed)'
+			   if c.env_diffs else '') for c in bad), file=out)
+	else:
+		print('\ncompare: no regressions', file=out)
+	return (1 if bad else 0), comps, div
+
+
+# ------------------------------------------------------------------- the verbs
+
+
+def add_arguments(p: argparse.ArgumentParser, verb: str) -> None:
+	p.add_argument('results_dir', nargs='?', default=None,
+		       help='a results directory of `run` (default: <cache>/results/latest)')
+	p.add_argument('--baseline-dir', default=None,
+		       help='where the baselines are (default: kunit/baselines in the repository)')
+	p.add_argument('--tree', default=None,
+		       help='kernel tree whose kunit_parser reads the consoles '
+			    '(default: the tree in summary.json)')
+	if verb == 'baseline':
+		p.add_argument('--arch', default=None,
+			       help='record only these arches (comma list; default: every arch of the run)')
+
+
+def _rdir(args: argparse.Namespace) -> Path:
+	if args.results_dir:
+		return Path(args.results_dir).resolve()
+	return (paths.cache_dir(args.cache_dir) / 'results' / 'latest').resolve()
+
+
+def cmd_baseline(args: argparse.Namespace) -> int:
+	rdir = _rdir(args)
+	summary = report.load_summary(rdir)
+	ktree = kernel_tree_for(summary, args.tree)
+	arches = None
+	if args.arch:
+		try:
+			arches = paths.parse_arches(args.arch)
+		except ValueError as e:
+			raise UserError(str(e))
+	bdir = Path(args.baseline_dir).resolve() if args.baseline_dir else default_dir()
+	written, skipped = write_baselines(rdir, ktree, bdir, arches,
+					   cache=paths.cache_dir(args.cache_dir))
+	for p in written:
+		doc = json.loads(p.read_text())
+		counts: Dict[str, int] = {}
+		for s in doc['cases'].values():
+			counts[s] = counts.get(s, 0) + 1
+		print(f'{p}: {len(doc["cases"])} cases ('
+		      + ', '.join(f'{n} {s}' for s, n in sorted(counts.items())) + ')')
+	for m in skipped:
+		print(m)
+	if not written:
+		raise UserError(f'no baseline written from {rdir}', exit_code=1)
+	return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+	rdir = _rdir(args)
+	summary = report.load_summary(rdir)
+	ktree = kernel_tree_for(summary, args.tree)
+	bdir = Path(args.baseline_dir).resolve() if args.baseline_dir else default_dir()
+	rc, _, _ = compare(rdir, ktree, bdir, cache=paths.cache_dir(args.cache_dir))
+	return rc

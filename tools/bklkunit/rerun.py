@@ -1,0 +1,195 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Boots after the first one of an arch, in run_arch.
+
+Crash re-runs: when the guest panicked or hung with KTAP on its console,
+the suites the crash cut off never ran.  `kunit.py exec --list_tests` gives
+the ordered suite list; each suite that did not appear in the first boot
+runs in a boot of its own (kunit's filter_glob takes one glob), with
+`--timeout=<--suite-timeout>`.  The results are merged (baseline.merge_boots):
+the case that was running is crash, the rest of its suite missing, the later
+suites whatever their own boots said.
+
+Flakes (`--rerun-failures N`): each failed or crashed case runs again on its
+own (filter_glob suite.case), up to N times; a case that passes in one of
+them is FLAKY, reported as such, neither a pass nor a failure.
+
+Files, in <results>/<arch>/: console.N.log, kunit.N.log and results.N.json
+for boot N (the first boot keeps console.log, kunit.log, results.json);
+console.list.log and kunit.list.log for the --list_tests boot; ktap.log is
+the KTAP of every test boot, one after the other.  verdict.json "boots"
+lists them (boot, purpose continue|rerun|list, filter, console, status).
+"""
+
+import argparse
+import re
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Tuple
+
+from . import baseline, ktap, report
+
+# What kunit.py exec --list_tests prints for each test (its own filter).
+LISTED = re.compile(r'^[^\s.]+\.[^\s.]+$')
+
+
+@dataclass
+class Booter:
+	ktree: Path
+	arch: str
+	kunit: List[str]          # [python, .../kunit.py]
+	common: List[str]         # --arch, --build_dir, --cross_compile
+	env: Dict[str, str]
+	build_dir: Path
+	out: Path
+	args: argparse.Namespace
+	boots: List[Dict[str, Any]] = field(default_factory=list)
+	seconds: float = 0.0
+
+	def _exec(self, extra: List[str], name: str, label: str) -> Tuple[int, str, List[str]]:
+		"""One kunit.py exec; (exit status, its output, the console)."""
+		from . import run
+		cmd = self.kunit + ['exec'] + self.common + [f'--timeout={self.args.suite_timeout}']
+		for q in self.args.qemu_args:
+			cmd.append(f'--qemu_args={q}')
+		cmd += extra
+		src = self.build_dir / 'test.log'
+		if src.exists():
+			src.unlink()
+		t0 = time.time()
+		rc = run._stream(cmd, self.out / f'kunit.{name}.log', self.env, self.args.verbose,
+				 f'{self.arch} {label}')
+		self.seconds += time.time() - t0
+		console = self.out / f'console.{name}.log'
+		if src.exists():
+			shutil.copyfile(src, console)
+		else:
+			console.write_text('')
+		return (rc, (self.out / f'kunit.{name}.log').read_text(errors='replace'),
+			console.read_text(errors='replace').splitlines(keepends=True))
+
+	def list_tests(self, filter_glob: str) -> List[str]:
+		"""suite.case of every test the kernel would run, in its order."""
+		from . import run
+		run._progress(self.arch, 'list tests')
+		rc, output, _ = self._exec(['--list_tests'] + ([filter_glob] if filter_glob else []),
+					   'list', 'list')
+		tests = [l.strip() for l in output.splitlines()[1:] if LISTED.match(l.strip())]
+		self.boots.append({'boot': 'list', 'purpose': 'list', 'filter': filter_glob,
+				   'console': 'console.list.log', 'kunit_log': 'kunit.list.log',
+				   'exit': rc, 'tests': len(tests)})
+		return tests
+
+	def boot(self, glob: str, purpose: str) -> Tuple[List[report.Suite], ktap.Verdict]:
+		"""A test boot of just glob; its suites as report.py reads them."""
+		from . import run
+		n = sum(1 for b in self.boots if isinstance(b.get('boot'), int)) + 2
+		run._progress(self.arch, f'boot {n} ({purpose}): {glob}')
+		rc, output, console = self._exec([f'--json={self.out / f"results.{n}.json"}', glob],
+						 str(n), purpose)
+		v = ktap.judge(self.ktree, console, output)
+		stopped = f'{v.status}: {v.reason}' if v.status in ('CRASH', 'TIMEOUT') else ''
+		suites = report.parse_console(self.ktree, console, stopped.split('\n')[0][:300])
+		self.boots.append({'boot': n, 'purpose': purpose, 'filter': glob,
+				   'console': f'console.{n}.log', 'kunit_log': f'kunit.{n}.log',
+				   'exit': rc, 'status': v.status, 'reason': v.reason})
+		with open(self.out / 'ktap.log', 'a') as f:
+			f.write(''.join(l + '\n' for l in v.ktap))
+		return suites, v
+
+
+def _suites_in_order(tests: List[str]) -> List[str]:
+	out: List[str] = []
+	for t in tests:
+		s = t.split('.', 1)[0]
+		if s not in out:
+			out.append(s)
+	return out
+
+
+def continue_after_crash(b: Booter, first: List[report.Suite]) -> List[List[report.Suite]]:
+	"""Boot once per suite the crash kept from running; their suites."""
+	if not any(baseline.placeholder_suite(s) for s in first):
+		return []          # the crash was in the last suite: nothing was cut off
+	glob = b.args.filter_glob or ''
+	listed = _suites_in_order(b.list_tests(glob))
+	seen = {s.name for s in first if not baseline.placeholder_suite(s)}
+	case_glob = glob.split('.', 1)[1] if '.' in glob else ''
+	later = []
+	for suite in listed:
+		if suite in seen:
+			continue
+		suites, _ = b.boot(f'{suite}.{case_glob}' if case_glob else suite, 'continue')
+		later.append(suites)
+	return later
+
+
+def rerun_failures(b: Booter, suites: List[report.Suite], times: int) -> List[str]:
+	"""Run each failed or crashed case again, up to times boots each; the
+	rows (suite.case[/param]) that passed in one of them."""
+	want: Dict[str, List[str]] = {}          # filter glob -> rows
+	for s in suites:
+		for c in s.cases:
+			if c.status == report.FAIL or (c.status == report.ERROR and c.named and c.name):
+				want.setdefault(f'{c.suite}.{c.name}' if c.name else c.suite,
+						[]).append(c.row)
+	flaky: List[str] = []
+	for glob, rows in want.items():
+		pending = list(rows)
+		for _ in range(times):
+			again, _ = b.boot(glob, 'rerun')
+			got = baseline.case_map(again)
+			for row in list(pending):
+				if got.get(row) == baseline.PASS:
+					flaky.append(row)
+					pending.remove(row)
+			if not pending:
+				break
+	return sorted(flaky)
+
+
+def after_first_boot(b: Booter, res, v: ktap.Verdict) -> None:
+	"""Continue after a crash and re-run failures as the arguments ask;
+	update res (a run.ArchResult) in place."""
+	stopped = f'{res.status}: {res.reason}' if res.status in ('CRASH', 'TIMEOUT') else ''
+	console = (b.out / 'console.log').read_text(errors='replace').splitlines()
+	first = report.parse_console(b.ktree, console, stopped.split('\n')[0][:300])
+	later: List[List[report.Suite]] = []
+	if (res.status in ('CRASH', 'TIMEOUT') and v.ktap
+	    and not getattr(b.args, 'no_crash_rerun', False)):
+		later = continue_after_crash(b, first)
+	merged = baseline.merge_boots(first, later)
+	flaky: List[str] = []
+	times = getattr(b.args, 'rerun_failures', 0) or 0
+	if times > 0 and res.status in ('FAIL', 'CRASH', 'TIMEOUT'):
+		flaky = rerun_failures(b, merged, times)
+	res.boots = b.boots
+	res.run_seconds += b.seconds
+	ran = [bt for bt in b.boots if bt['purpose'] == 'continue']
+	if any(bt['purpose'] == 'list' and not bt['tests'] for bt in b.boots):
+		res.reason += ('\nkunit.py exec --list_tests listed nothing (see kunit.list.log): '
+			       'the suites the crash cut off were not re-run')
+	if not ran and not flaky:
+		return
+	res.flaky = flaky
+	rows = [c for s in merged if not baseline.placeholder_suite(s) for c in s.cases]
+	left = [c for c in rows if c.row not in flaky]
+	res.passed = sum(c.status == report.PASS for c in left)
+	res.failed = sum(c.status == report.FAIL for c in left)
+	res.skipped = sum(c.status == report.SKIP for c in left)
+	res.crashed = sum(c.status in (report.ERROR, report.MISS) for c in left)
+	names = {report.FAIL: 'FAILURE', report.ERROR: 'TEST_CRASHED', report.MISS: 'TEST_CRASHED'}
+	res.failures = [f'{c.row}: {names[c.status]}' for c in left if c.status in names]
+	if ran:
+		cut = [bt['filter'] for bt in ran]
+		bad = [f'{bt["filter"]} {bt["status"]}' for bt in ran if bt['status'] != 'PASS']
+		res.reason += (f'\nre-ran {len(cut)} suite(s) the crash cut off, one boot each '
+			       f'(console.2.log ...): ' + ', '.join(cut)
+			       + (f'; not PASS: {", ".join(bad)}' if bad else ''))
+	if flaky and not res.failures:
+		was = res.status
+		res.status = 'FLAKY'
+		res.reason = (f'{len(flaky)} case(s) failed, then passed when run again '
+			      f'(was {was}): ' + ', '.join(flaky)
+			      + ('\n' + res.reason if res.reason else ''))
