@@ -13,7 +13,10 @@ BUILD_PACKAGES = ['git', 'make', 'gcc', 'libc6-dev', 'flex', 'bison', 'bc',
 		  'libelf-dev', 'libssl-dev', 'xz-utils', 'perl', 'ccache',
 		  'python3', paths.SOURCE_PACKAGE]
 # What `make test` needs beyond that.
-TEST_PACKAGES = ['python3-pytest', 'python3-jsonschema', 'makefs', 'chromium']
+# checkpatch's SPDX check (scripts/spdxcheck.py), for check-series.
+CHECK_PACKAGES = ['python3-ply', 'python3-git']
+TEST_PACKAGES = ['python3-pytest', 'python3-jsonschema', 'makefs',
+		 'chromium'] + CHECK_PACKAGES
 
 
 def missing(packages: Iterable[str]) -> List[str]:

@@ -48,6 +48,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 	p.add_argument('-v', '--verbose', action='store_true')
 
 
+def _debian_python_env() -> dict:
+	"""checkpatch runs scripts/spdxcheck.py with the `python3` on PATH; it
+	needs Debian's, which sees python3-ply and python3-git."""
+	env = dict(__import__('os').environ)
+	env['PATH'] = '/usr/bin:' + env.get('PATH', '')
+	return env
+
+
 @dataclass
 class Check:
 	name: str
@@ -117,7 +125,8 @@ class Checker:
 			proc = subprocess.run(['perl', str(script), '--strict', '--no-summary',
 					       '--terse', '--show-types', '--color=never',
 					       '--ignore', ','.join(CHECKPATCH_IGNORE), str(p)],
-					      cwd=self.wt, capture_output=True, text=True)
+					      cwd=self.wt, capture_output=True, text=True,
+					      env=_debian_python_env())
 			out = (proc.stdout + proc.stderr).strip()
 			self.add(f'checkpatch {p.name}', proc.returncode == 0 and not out, out,
 				 time.time() - t0)
@@ -289,8 +298,10 @@ def main(args: argparse.Namespace) -> int:
 	arches = ['x86_64']
 	if 'go7007' in checks:
 		arches += paths.parse_arches(args.go7007_arch)
-	deps.ensure(deps.for_arches(arches), allow_install=not args.no_install)
-	tree.prepare(cache, allow_install=not args.no_install, quiet=True)
+	deps.ensure(deps.for_arches(arches) + deps.CHECK_PACKAGES, allow_install=not args.no_install)
+	# The checks use their own worktree: local work in the work tree is
+	# neither checked nor disturbed (only kernel-patches/ is checked).
+	tree.prepare(cache, allow_install=not args.no_install, quiet=True, keep_local=True)
 	ch = Checker(cache, args)
 	print(f'Series checks: {len(ch.patches)} patches on {ch.main.name}', flush=True)
 	applied = ch.check_apply()
