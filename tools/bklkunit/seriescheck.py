@@ -271,8 +271,12 @@ class Checker:
 				base.write_text(''.join(w + '\n' for w in warns))
 			known = set(base.read_text().splitlines()) if base.exists() else set()
 			new = [w for w in warns if w not in known]
-			ok = proc.returncode == 0 and not new
-			detail = (f'W=1: {len(warns)} warning(s), {len(new)} new' if proc.returncode == 0
+			built = sorted(o.name for o in (bdir / 'drivers/media/usb/go7007').glob('*.o'))
+			ok = proc.returncode == 0 and not new and bool(built)
+			if proc.returncode == 0 and not built:
+				new.append('nothing was built: is VIDEO_GO7007 still reachable?')
+			detail = (f'W=1: {len(built)} objects, {len(warns)} warning(s), {len(new)} new'
+				  if proc.returncode == 0
 				  else f'build failed; see {log}\n' + '\n'.join(
 					  (proc.stdout + proc.stderr).splitlines()[-15:]))
 			if new:
