@@ -28,11 +28,16 @@ from . import deps, paths, tree
 from .errors import UserError
 from .run import build_env, kunitconfigs, make_options
 
-ALL_CHECKS = ['apply', 'checkpatch', 'maintainers', 'build', 'bkl-scan', 'go7007']
+ALL_CHECKS = ['apply', 'checkpatch', 'fixes', 'maintainers', 'build', 'bkl-scan', 'go7007']
 # checkpatch's FILE_PATH_CHANGES ("does MAINTAINERS need updating?") fires on
 # every new file whatever MAINTAINERS says; the maintainers check replaces it
 # with a real answer from get_maintainer.pl.
-CHECKPATCH_IGNORE = ['FILE_PATH_CHANGES']
+#
+# UNKNOWN_COMMIT_ID: the Debian tree has no upstream history to look ids up
+# in; the fixes check verifies every Fixes: tag against
+# kunit/upstream-commits.txt instead.
+CHECKPATCH_IGNORE = ['FILE_PATH_CHANGES', 'UNKNOWN_COMMIT_ID']
+FIXES_RE = re.compile(r'^Fixes:\s*(?P<id>[0-9a-f]+)\s+\("(?P<subject>.*)"\)\s*$')
 WARNING_RE = re.compile(r'^(?P<file>[^\s:]+):(?P<line>\d+):(?:\d+:)? (?P<kind>warning|error): (?P<msg>.*)$')
 
 
@@ -62,6 +67,20 @@ class Check:
 	ok: bool
 	detail: str = ''
 	seconds: float = 0.0
+
+
+def fixes_problems(patch_text: str, known: dict) -> tuple:
+	"""(number of Fixes: tags in the commit message, problems with them)."""
+	message = patch_text.split('\n---\n', 1)[0]
+	tags = [l for l in message.splitlines() if l.startswith('Fixes:')]
+	bad = []
+	for t in tags:
+		m = FIXES_RE.match(t)
+		if not m or len(m.group('id')) < 12:
+			bad.append(f'{t}: not `Fixes: <12+ hex> ("subject")`')
+		elif known.get(m.group('id')[:12]) != m.group('subject'):
+			bad.append(f'{t}: not in upstream-commits.txt with that subject')
+	return len(tags), bad
 
 
 class Checker:
@@ -130,6 +149,19 @@ class Checker:
 			out = (proc.stdout + proc.stderr).strip()
 			self.add(f'checkpatch {p.name}', proc.returncode == 0 and not out, out,
 				 time.time() - t0)
+
+	def check_fixes(self) -> None:
+		known = {}
+		listing = paths.KUNIT_DIR / 'upstream-commits.txt'
+		for line in listing.read_text().splitlines():
+			if line.strip() and not line.startswith('#'):
+				cid, _, subject = line.partition(' ')
+				known[cid] = subject.strip()
+		for p in self.patches:
+			tags, bad = fixes_problems(p.read_text(errors='replace'), known)
+			if tags:
+				self.add(f'fixes {p.name}', not bad, '\n'.join(bad) or
+					 f'{tags} Fixes: tag(s) match {listing.name}')
 
 	def check_maintainers(self) -> None:
 		for p, c in zip(self.patches, self.commits):
@@ -312,6 +344,8 @@ def main(args: argparse.Namespace) -> int:
 	if applied:
 		if 'checkpatch' in checks:
 			ch.check_checkpatch()
+		if 'fixes' in checks:
+			ch.check_fixes()
 		if 'maintainers' in checks:
 			ch.check_maintainers()
 		if 'build' in checks:

@@ -1,0 +1,46 @@
+# SPDX-License-Identifier: GPL-2.0
+"""seriescheck: the pure parts (Fixes: tags, warning parsing)."""
+
+from bklkunit import seriescheck
+
+KNOWN = {'1da177e4c3f4': 'Linux-2.6.12-rc2'}
+
+
+def _patch(msg: str) -> str:
+	return f'From: A <a@b>\nSubject: [PATCH] x\n\n{msg}\n---\n diff\nFixes: not-a-tag-in-the-diff\n'
+
+
+def test_fixes_tag_listed_with_its_subject():
+	assert seriescheck.fixes_problems(
+		_patch('Fixes: 1da177e4c3f4 ("Linux-2.6.12-rc2")'), KNOWN) == (1, [])
+
+
+def test_fixes_tag_with_a_wrong_subject_or_unknown_id():
+	n, bad = seriescheck.fixes_problems(_patch('Fixes: 1da177e4c3f4 ("Linux 2.6.12")\n'
+						   'Fixes: 0123456789ab ("x: y")'), KNOWN)
+	assert n == 2 and len(bad) == 2
+
+
+def test_fixes_tag_malformed():
+	for tag in ['Fixes: 1da177e4 ("Linux-2.6.12-rc2")', 'Fixes: 1da177e4c3f4 Linux-2.6.12-rc2']:
+		n, bad = seriescheck.fixes_problems(_patch(tag), KNOWN)
+		assert n == 1 and bad and 'not `Fixes:' in bad[0]
+
+
+def test_no_fixes_tag_and_tags_below_the_cut_are_not_counted():
+	assert seriescheck.fixes_problems(_patch('just a test'), KNOWN) == (0, [])
+
+
+def test_warnings_in_touched_files_only():
+	out = ('../../../src/linux/fs/autofs/tests/autofs_kunit.c:12:3: warning: unused variable\n'
+	       '../../../src/linux/fs/other.c:1:1: warning: elsewhere\n'
+	       'fs/autofs/inode.c:99: error: broken\n')
+	got = seriescheck.Checker._warnings_in(out, ['fs/autofs/tests/autofs_kunit.c',
+						     'fs/autofs/inode.c'])
+	assert len(got) == 2 and 'elsewhere' not in ''.join(got)
+
+
+def test_normalise_drops_line_numbers_and_build_prefixes():
+	line = '../../../series/src/linux/drivers/media/usb/go7007/go7007-fw.c:10:5: warning: x [-Wy]'
+	assert seriescheck.Checker._normalise(line) == \
+		'drivers/media/usb/go7007/go7007-fw.c: warning: x [-Wy]'
