@@ -83,6 +83,23 @@ def fixes_problems(patch_text: str, known: dict) -> tuple:
 	return len(tags), bad
 
 
+BKL_CALL_RE = re.compile(r'(^|[^\w])(un)?lock_kernel\s*\(|#\s*include\s*<linux/smp_lock\.h>')
+
+
+def is_comment_hit(grep_line: str) -> bool:
+	"""A `git grep -n` hit (path:line:text) whose match is only in a comment:
+	a line inside a block comment (kernel style, starting with '*'), or a
+	match that disappears once /* ... */ and // comments are removed."""
+	text = grep_line.split(':', 2)[-1]
+	stripped = text.lstrip()
+	if stripped.startswith(('*', '/*', '//')) and '*/' not in stripped[2:]:
+		return True
+	code = re.sub(r'/\*.*?\*/', '', text)
+	code = re.sub(r'/\*.*$', '', code)
+	code = re.sub(r'//.*$', '', code)
+	return not BKL_CALL_RE.search(code)
+
+
 class Checker:
 	def __init__(self, cache: Path, args: argparse.Namespace):
 		self.cache = cache
@@ -269,6 +286,7 @@ class Checker:
 			    r'(^|[^[:alnum:]_])(un)?lock_kernel[[:space:]]*\(']:
 			proc = tree.git(where, 'grep', '-n', '-E', pat, '--', '*.c', '*.h', check=False)
 			hits += proc.stdout.splitlines()
+		hits = [h for h in hits if not is_comment_hit(h)]
 		self.add('bkl-scan', not hits, '\n'.join(hits[:30]) if hits else
 			 'no smp_lock.h include, no lock_kernel()/unlock_kernel() call')
 

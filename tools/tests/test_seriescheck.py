@@ -44,3 +44,19 @@ def test_normalise_drops_line_numbers_and_build_prefixes():
 	line = '../../../series/src/linux/drivers/media/usb/go7007/go7007-fw.c:10:5: warning: x [-Wy]'
 	assert seriescheck.Checker._normalise(line) == \
 		'drivers/media/usb/go7007/go7007-fw.c: warning: x [-Wy]'
+
+
+def test_bkl_scan_ignores_comments_but_not_calls():
+	comment = [
+		'net/appletalk/tests/ddp_kunit.c:5: * The BKL end game replaced lock_kernel() in ddp.c',
+		'drivers/x.c:3:/* lock_kernel() is gone */',
+		'drivers/x.c:4:\tfoo(); // was unlock_kernel()',
+	]
+	calls = [
+		'drivers/x.c:9:\tlock_kernel();',
+		'drivers/x.c:10:\tunlock_kernel (); /* done */',
+		'drivers/x.c:1:#include <linux/smp_lock.h>',
+		'drivers/x.c:11:\t/* x */ lock_kernel();',
+	]
+	assert all(seriescheck.is_comment_hit(h) for h in comment)
+	assert not any(seriescheck.is_comment_hit(h) for h in calls)
