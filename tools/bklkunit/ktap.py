@@ -66,13 +66,20 @@ class Verdict:
 
 
 def _collect(test, prefix: str, out: List[str], ok_states) -> None:
+	unreported = 0
 	for sub in test.subtests:
-		sub_name = sub.name or '(unnamed: never reported)'
-		name = f'{prefix}.{sub_name}' if prefix else sub_name
+		if not sub.name and not sub.subtests:
+			# Announced by the plan, never reported: KTAP never named it.
+			unreported += 1
+			continue
+		name = f'{prefix}.{sub.name}' if prefix else sub.name
 		if sub.subtests:
 			_collect(sub, name, out, ok_states)
 		elif sub.status not in ok_states:
 			out.append(f'{name}: {sub.status.name}')
+	if unreported:
+		where = prefix or 'the run'
+		out.append(f'{where}: {unreported} case(s) announced by the plan never reported')
 
 
 def judge(kernel_tree: Path, console: Iterable[str], kunit_output: str = '') -> Verdict:
