@@ -12,14 +12,22 @@ FILTER ?=
 TEST_ARCHES ?= x86_64,arm
 # `make baseline` / `make compare`: a results directory (default: the latest run).
 RESULTS ?=
+# `make run PROFILE=kasan`: a debug profile (kunit/profiles/, docs/profiles.md).
+PROFILE ?= default
+# `make test-profiles`: the profiles other than default, each on every arch
+# of PROFILE_ARCHES that supports it (the others are SKIPPED_PROFILE).
+PROFILES ?= kasan kcsan faults
+PROFILE_ARCHES ?= all
 
-.PHONY: all run test pytest prepare export check-series deps clean distclean help
+.PHONY: all run test test-profiles pytest prepare export check-series deps clean distclean help
 
 all: help
 
 help:
-	@echo 'make run [ARCH=x86_64|i386|arm|arm64|um|all] [FILTER=glob]  build and boot the suites'
+	@echo 'make run [ARCH=x86_64|i386|arm|arm64|um|all] [FILTER=glob] [PROFILE=default|kasan|kcsan|faults]'
+	@echo '                         build and boot the suites'
 	@echo 'make test                run what CI runs (pytest, check-series, KUnit on $(TEST_ARCHES))'
+	@echo 'make test-profiles       the suites under $(PROFILES), on every arch that has each'
 	@echo 'make pytest              the host tool tests only'
 	@echo 'make prepare             unpack the distro tree into the cache and apply the series'
 	@echo 'make export              write the work tree commits back to kernel-patches/'
@@ -31,10 +39,17 @@ help:
 	@echo 'make distclean           remove the whole cache'
 
 run:
-	$(KUNIT) run --arch=$(ARCH) $(FILTER)
+	$(KUNIT) run --arch=$(ARCH) --profile=$(PROFILE) $(FILTER)
 
 test:
 	$(KUNIT) test --arch=$(TEST_ARCHES)
+
+# Every profile runs even when one fails; the exit status is 1 if any did.
+test-profiles:
+	@rc=0; for p in $(PROFILES); do \
+		echo "== profile $$p"; \
+		$(KUNIT) run --profile=$$p --arch=$(PROFILE_ARCHES) $(FILTER) || rc=1; \
+	done; exit $$rc
 
 pytest:
 	$(PYTHON) -m pytest -q -p no:cacheprovider tools/tests

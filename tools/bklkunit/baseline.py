@@ -56,8 +56,11 @@ WORD_SIZE_PAIRS = (('i386', 'x86_64'), ('arm', 'arm64'))
 COMPLETE = ('PASS', 'FAIL', 'FLAKY', 'NO_TESTS')
 
 
-def default_dir() -> Path:
-	return paths.KUNIT_DIR / 'baselines'
+def default_dir(profile: str = 'default') -> Path:
+	"""kunit/baselines for the default profile, kunit/baselines/<profile>
+	for the others (a KASAN run is not compared with a lockdep-only one)."""
+	base = paths.KUNIT_DIR / 'baselines'
+	return base if profile in ('', 'default') else base / profile
 
 
 def file_sha256(path: Path) -> str:
@@ -165,6 +168,8 @@ def load_results(rdir: Path, kernel_tree: Path, probe: bool = True,
 		  or (f'Linux {summary["kernel_version"]}' if summary.get('kernel_version') else ''))
 	out = []
 	for r in runs:
+		if r.status == 'SKIPPED_PROFILE':
+			continue      # not run: the profile does not exist on that arch
 		entry = entries.get(r.arch, {})
 		adir = rdir / r.arch
 		try:
@@ -472,7 +477,8 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 			arches = paths.parse_arches(args.arch)
 		except ValueError as e:
 			raise UserError(str(e))
-	bdir = Path(args.baseline_dir).resolve() if args.baseline_dir else default_dir()
+	bdir = (Path(args.baseline_dir).resolve() if args.baseline_dir
+		else default_dir(str(summary.get('profile') or 'default')))
 	written, skipped = write_baselines(rdir, ktree, bdir, arches,
 					   cache=paths.cache_dir(args.cache_dir))
 	for p in written:
@@ -493,6 +499,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 	rdir = _rdir(args)
 	summary = report.load_summary(rdir)
 	ktree = kernel_tree_for(summary, args.tree)
-	bdir = Path(args.baseline_dir).resolve() if args.baseline_dir else default_dir()
+	bdir = (Path(args.baseline_dir).resolve() if args.baseline_dir
+		else default_dir(str(summary.get('profile') or 'default')))
 	rc, _, _ = compare(rdir, ktree, bdir, cache=paths.cache_dir(args.cache_dir))
 	return rc

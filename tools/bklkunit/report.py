@@ -42,7 +42,7 @@ from .errors import UserError
 
 DEFAULT_ORIGIN = 'bkl_kunit'
 TREE_NAME = 'debian-linux-source-6.12'
-CONFIG_NAME = 'kunit-default'
+CONFIG_NAME = 'kunit-default'        # KCIDB config_name: kunit-<profile>
 KCIDB_VERSION = {'major': 5, 'minor': 3}
 LOG_EXCERPT_MAX = 16384          # KCIDB v5.3 maxLength of every log_excerpt
 
@@ -53,7 +53,7 @@ BUILT = ('PASS', 'FAIL', 'CRASH', 'TIMEOUT', 'NO_TESTS')
 NOT_BUILT = ('BUILD_FAILED', 'CONFIG_FAILED')
 # The arch status as one KCIDB status, for the "kunit" test of each build.
 ARCH_TO_KCIDB = {'PASS': PASS, 'FAIL': FAIL, 'CRASH': ERROR, 'TIMEOUT': ERROR,
-		 'ERROR': ERROR, 'NO_TESTS': MISS,
+		 'ERROR': ERROR, 'NO_TESTS': MISS, 'SKIPPED_PROFILE': SKIP,
 		 'FLAKY': FAIL}   # run --rerun-failures: failed, then passed alone
 
 # printk's "[    1.234567] " (also "[    1.234567][    T1] " with the caller).
@@ -82,6 +82,9 @@ class Case:
 	named: bool = True              # False: the name stands for a plan position
 	kind: str = ''                  # JUnit error/failure type when not the default
 	running: bool = False           # ERROR: it was running when the guest stopped
+	span: Optional[Tuple[int, int]] = None   # console lines: starts after [0], result at [1]
+	reports: List[Any] = field(default_factory=list)   # reports.Report printed while it ran
+	flagged: str = ''               # why reports.py failed it: 'KASAN report', ...
 
 	@property
 	def label(self) -> str:
@@ -95,6 +98,8 @@ class Case:
 
 	def summary(self) -> str:
 		"""One line saying why it is not a pass."""
+		if self.flagged and self.message and self.status == FAIL:
+			return self.message      # a kernel report, or one expected and not seen
 		if self.status in (ERROR, MISS) and self.message:
 			return self.message
 		for line in self.diagnostics:
@@ -282,6 +287,9 @@ class _Reader:
 	def leaf(self, t, suite: str, name: str, params: Tuple[str, ...]) -> Case:
 		kp = self.kp
 		c = Case(suite, name, params, diagnostics=_dedent(t.log), duration=self.span(t))
+		start = self.marks.start.get(id(t))
+		if id(t) in self.marks.result and start is not None:
+			c.span = (start, self.marks.result[id(t)][0])
 		if id(t) not in self.marks.result:
 			c.status = ERROR
 			c.message = 'no result line: it did not finish' + self.stopped
@@ -371,11 +379,21 @@ class _Reader:
 		return out
 
 
-def parse_console(kernel_tree: Path, lines: Sequence[str], stopped: str = '') -> List[Suite]:
+def parse_console(kernel_tree: Path, lines: Sequence[str], stopped: str = '',
+		  attribute: bool = True) -> List[Suite]:
 	"""The suites and cases of a console (or of a ktap.log), in order.
 
 	stopped: why the guest stopped (e.g. 'TIMEOUT: guest killed after 300 s'),
-	added to the message of the case that was running then."""
+	added to the message of the case that was running then.  attribute: a
+	kernel report (lockdep, KASAN, WARN, ...) printed while a case ran fails
+	that case (reports.py)."""
+	return read_console(kernel_tree, lines, stopped, attribute)[0]
+
+
+def read_console(kernel_tree: Path, lines: Sequence[str], stopped: str = '',
+		 attribute: bool = True) -> Tuple[List[Suite], list]:
+	"""parse_console, and the kernel reports that belong to no case."""
+	from . import reports
 	kp = ktap.parser_module(kernel_tree)
 	lines = [l.rstrip('\r\n') for l in lines]
 	docs, marks = _documents(kp, lines)
@@ -383,7 +401,10 @@ def parse_console(kernel_tree: Path, lines: Sequence[str], stopped: str = '') ->
 	suites: List[Suite] = []
 	for k, doc in enumerate(docs, 1):
 		suites.extend(reader.document(doc, k))
-	return suites
+	strays: list = []
+	if attribute:
+		_, strays = reports.attach(suites, reports.find(lines), reports.ktap_start(lines))
+	return suites, strays
 
 
 # --------------------------------------------------------- a results directory
@@ -544,6 +565,8 @@ def _arch_problem(r: ArchRun) -> Optional[Case]:
 	the last case, a timeout, no tests)."""
 	if r.status == 'PASS' or r.blamed():
 		return None
+	if r.status == 'SKIPPED_PROFILE':
+		return Case(r.arch, 'profile', status=SKIP, message=r.reason.split('\n')[0])
 	name = 'run' if r.built else 'build'
 	text = r.build_tail if not r.built and r.build_tail else r.reason
 	c = Case(r.arch, name, status=ERROR, message=f'{r.status}: {r.reason}'.split('\n')[0],
@@ -558,7 +581,7 @@ def junit_element(runs: List[ArchRun], summary: Dict[str, Any]) -> ET.Element:
 	totals = {'tests': 0, 'failures': 0, 'errors': 0, 'skipped': 0}
 	for r in runs:
 		props = {'arch': r.arch, 'arch_status': r.status}
-		for k in ('kernel_version', 'debian_version', 'series_hash'):
+		for k in ('kernel_version', 'debian_version', 'series_hash', 'profile'):
 			if summary.get(k):
 				props[k] = str(summary[k])
 		if r.compiler:
@@ -669,10 +692,15 @@ def kcidb_document(rdir: Path, summary: Dict[str, Any], runs: List[ArchRun],
 			'patches': [p.name for p in patches] if patches else None,
 			'head': summary.get('head'),
 			'filter_glob': summary.get('filter_glob') or None,
+			'profile': summary.get('profile'),
 		},
 	}
 	builds, tests = [], []
+	profile = str(summary.get('profile') or 'default')
+	config_name = CONFIG_NAME if profile == 'default' else f'kunit-{profile}'
 	for r in runs:
+		if r.status == 'SKIPPED_PROFILE':
+			continue      # nothing was built: the profile does not exist there
 		build_id = f'{checkout_id}:{r.arch}'
 		if r.built:
 			bstatus = PASS
@@ -684,7 +712,7 @@ def kcidb_document(rdir: Path, summary: Dict[str, Any], runs: List[ArchRun],
 			'id': build_id, 'origin': origin, 'checkout_id': checkout_id,
 			'architecture': re.sub(r'[^a-z0-9_]', '_', r.arch.lower()),
 			'compiler': r.compiler or None,
-			'config_name': CONFIG_NAME,
+			'config_name': config_name,
 			'duration': r.build_seconds,
 			'command': r.build_command or None,
 			'status': bstatus,
@@ -744,6 +772,7 @@ td.num { text-align: right; white-space: nowrap; }
 .missing { background: #e4e4e4; color: #444; font-style: italic; }
 .st-PASS { background: #d5f5d5; } .st-FAIL, .st-BUILD_FAILED, .st-CONFIG_FAILED { background: #f7c6c6; }
 .st-CRASH, .st-TIMEOUT, .st-ERROR { background: #e8c4f0; } .st-NO_TESTS { background: #e4e4e4; }
+.st-SKIPPED_PROFILE { background: #fdf0c2; }
 .dur, .note { display: block; font-size: .8em; color: #444; font-weight: normal; font-style: normal; }
 pre { background: #f6f6f6; border: 1px solid #ddd; padding: .5em; overflow-x: auto; margin: .3em 0; }
 details { margin: .3em 0; } summary { cursor: pointer; }
@@ -789,6 +818,7 @@ def html_page(summary: Dict[str, Any], runs: List[ArchRun], origin: str) -> str:
 	       ('kernel version', summary.get('kernel_version')), ('tree', summary.get('tree')),
 	       ('series', summary.get('series')), ('series hash', summary.get('series_hash')),
 	       ('head', summary.get('head')), ('filter', summary.get('filter_glob') or '(all suites)'),
+	       ('profile', summary.get('profile') or 'default'),
 	       ('KCIDB origin', origin)]
 	for k, v in env:
 		if v:
@@ -831,7 +861,8 @@ def html_page(summary: Dict[str, Any], runs: List[ArchRun], origin: str) -> str:
 		for r, cases in zip(runs, by_arch):
 			c = cases.get(row)
 			if c is None:
-				why = 'did not build' if not r.built else 'not reported'
+				why = ('profile not supported' if r.status == 'SKIPPED_PROFILE' else
+				       'did not build' if not r.built else 'not reported')
 				cells.append(f'<td class="missing" data-arch="{_e(r.arch)}" '
 					     f'data-status="missing" title="{_e(why)}">missing'
 					     f'<span class="note">{_e(why)}</span></td>')

@@ -51,8 +51,9 @@ class Booter:
 		"""One kunit.py exec; (exit status, its output, the console)."""
 		from . import run
 		cmd = self.kunit + ['exec'] + self.common + [f'--timeout={self.args.suite_timeout}']
-		for q in self.args.qemu_args:
-			cmd.append(f'--qemu_args={q}')
+		from . import profiles
+		cmd += profiles.exec_options(getattr(self.args, 'profile', profiles.DEFAULT),
+					     self.args.qemu_args)
 		cmd += extra
 		src = self.build_dir / 'test.log'
 		if src.exists():
@@ -180,7 +181,9 @@ def after_first_boot(b: Booter, res, v: ktap.Verdict) -> None:
 	res.skipped = sum(c.status == report.SKIP for c in left)
 	res.crashed = sum(c.status in (report.ERROR, report.MISS) for c in left)
 	names = {report.FAIL: 'FAILURE', report.ERROR: 'TEST_CRASHED', report.MISS: 'TEST_CRASHED'}
-	res.failures = [f'{c.row}: {names[c.status]}' for c in left if c.status in names]
+	res.failures = [f'{c.row}: '
+			+ (c.flagged if c.status == report.FAIL and c.flagged else names[c.status])
+			for c in left if c.status in names]
 	if ran:
 		cut = [bt['filter'] for bt in ran]
 		bad = [f'{bt["filter"]} {bt["status"]}' for bt in ran if bt['status'] != 'PASS']

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from . import deps, ktap, paths, tree
+from . import deps, ktap, paths, profiles, tree
 from .errors import UserError
 
 DEFAULT_TIMEOUT = 300
@@ -70,12 +70,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 			    'a regression makes the run fail')
 	p.add_argument('--baseline-dir', default=None,
 		       help='with --compare: where the baselines are (default: kunit/baselines)')
+	p.add_argument('--profile', default=profiles.DEFAULT, choices=list(profiles.PROFILES),
+		       help='debug profile: kunit/profiles/default.config plus <profile>.config, '
+			    'built in a directory of its own; an arch that cannot have it is '
+			    'SKIPPED_PROFILE, not counted (default: default; docs/profiles.md)')
 
 
 @dataclass
 class ArchResult:
 	arch: str
 	status: str = 'NOT_RUN'   # PASS FAIL FLAKY CRASH TIMEOUT NO_TESTS BUILD_FAILED CONFIG_FAILED
+				  # SKIPPED_PROFILE (the profile does not exist on this arch)
 	reason: str = ''
 	passed: int = 0
 	failed: int = 0
@@ -88,15 +93,25 @@ class ArchResult:
 	config_hash: str = ''     # sha256 of <build_dir>/.config after a successful build
 	qemu: str = ''            # `qemu-system-<arch> --version`, first line
 	boots: List[Dict] = field(default_factory=list)      # boots after the first (rerun.py)
+	profile: str = profiles.DEFAULT
+	reports: List[Dict] = field(default_factory=list)    # kernel reports (reports.py)
 
 	@property
 	def ok(self) -> bool:
 		return self.status == 'PASS'
 
+	@property
+	def counted(self) -> bool:
+		"""Whether it decides the exit status (a skipped profile does not)."""
+		return self.status != profiles.SKIPPED
 
-def kunitconfigs(arch: str, extra: List[str]) -> List[Path]:
-	"""The repo's .kunitconfig, the default debug profile, the arch fragment."""
+
+def kunitconfigs(arch: str, extra: List[str], profile: str = profiles.DEFAULT) -> List[Path]:
+	"""The repo's .kunitconfig, the default debug profile, the profile's own
+	fragment, the arch fragment, the user's."""
 	out = [paths.KUNITCONFIG, paths.KUNIT_DIR / 'profiles' / 'default.config']
+	if profile != profiles.DEFAULT:
+		out.append(paths.KUNIT_DIR / 'profiles' / f'{profile}.config')
 	frag = paths.KUNIT_DIR / 'arch' / f'{arch}.config'
 	if frag.exists():
 		out.append(frag)
@@ -165,7 +180,8 @@ def _tail(path: Path, n: int = 20) -> str:
 
 def run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse.Namespace,
 	     cache: Path) -> ArchResult:
-	res = ArchResult(arch)
+	profile = getattr(args, 'profile', profiles.DEFAULT)
+	res = ArchResult(arch, profile=profile)
 	out.mkdir(parents=True, exist_ok=True)
 	kunit = [sys.executable, str(ktree / 'tools/testing/kunit/kunit.py')]
 	a = paths.ARCHES[arch]
@@ -175,7 +191,7 @@ def run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse.
 	env = build_env(cache)
 
 	cmd = kunit + ['build'] + common + [f'--jobs={args.jobs}']
-	for k in kunitconfigs(arch, args.kunitconfig):
+	for k in kunitconfigs(arch, args.kunitconfig, profile):
 		cmd.append(f'--kunitconfig={k}')
 	for k in args.kconfig_add:
 		cmd.append(f'--kconfig_add={k}')
@@ -199,8 +215,7 @@ def run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse.
 
 	cmd = kunit + ['exec'] + common + [f'--timeout={args.timeout}',
 					   f'--json={out / "results.json"}']
-	for q in args.qemu_args:
-		cmd.append(f'--qemu_args={q}')
+	cmd += profiles.exec_options(profile, args.qemu_args)
 	if args.filter_glob:
 		cmd.append(args.filter_glob)
 	console_src = build_dir / 'test.log'
@@ -221,6 +236,9 @@ def run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse.
 	res.status, res.reason, res.failures = v.status, v.reason, v.failures
 	if res.status == 'PASS' and rc != 0:
 		res.status, res.reason = 'FAIL', f'kunit.py exec exited {rc}'
+	# Lockdep, KASAN, KCSAN, UBSAN, WARN ...: the case they happened in fails.
+	from . import reports
+	reports.judge(ktree, console, res)
 	try:
 		from . import report
 		res.qemu = report.probe_tools(arch).get('qemu', '')
@@ -329,30 +347,43 @@ def main(args: argparse.Namespace) -> int:
 		arches = paths.parse_arches(args.arch)
 	except ValueError as e:
 		raise UserError(str(e))
+	prof = profiles.get(getattr(args, 'profile', profiles.DEFAULT))
 	cache = paths.cache_dir(args.cache_dir)
-	deps.ensure(deps.for_arches(arches), allow_install=not args.no_install)
+	deps.ensure(deps.for_arches([a for a in arches if prof.supports(a)] or arches),
+		    allow_install=not args.no_install)
 	ktree, key, info = resolve_tree(args, cache)
 	rdir = results_dir(args, cache)
 	results: List[ArchResult] = []
+	if prof.name != profiles.DEFAULT:
+		print(f'Profile {prof.name}: {prof.what}')
 	for arch in arches:
-		bdir = cache / 'build' / key / arch
+		if not prof.supports(arch):
+			r = ArchResult(arch, status=profiles.SKIPPED, profile=prof.name,
+				       reason=f'profile {prof.name} not run: {prof.why_not(arch)}')
+			results.append(r)
+			(rdir / arch).mkdir(parents=True, exist_ok=True)
+			(rdir / arch / 'verdict.json').write_text(json.dumps(asdict(r), indent=1) + '\n')
+			_progress(arch, f'{r.status}: {prof.why_not(arch)}')
+			continue
+		bdir = cache / 'build' / profiles.build_key(key, prof.name) / arch
 		bdir.parent.mkdir(parents=True, exist_ok=True)
 		try:
 			r = run_arch(ktree, arch, bdir, rdir / arch, args, cache)
 		except UserError:
 			raise
 		except Exception as e:  # one arch's trouble must not hide the others
-			r = ArchResult(arch, status='ERROR', reason=f'{type(e).__name__}: {e}')
+			r = ArchResult(arch, status='ERROR', reason=f'{type(e).__name__}: {e}',
+				       profile=prof.name)
 		results.append(r)
 		(rdir / arch).mkdir(parents=True, exist_ok=True)
 		(rdir / arch / 'verdict.json').write_text(json.dumps(asdict(r), indent=1) + '\n')
 		_progress(arch, f'{r.status} ({r.passed} passed, {r.failed} failed, '
 			  f'{r.skipped} skipped, {r.crashed} crashed)')
 	summary = dict(info, arches=[asdict(r) for r in results], results_dir=str(rdir),
-		       filter_glob=args.filter_glob)
+		       filter_glob=args.filter_glob, profile=prof.name)
 	(rdir / 'summary.json').write_text(json.dumps(summary, indent=1) + '\n')
 	div = None
-	if len(results) > 1:
+	if sum(r.counted for r in results) > 1:
 		try:
 			from . import baseline
 			_, cases = baseline.load_results(rdir, ktree, probe=False)
@@ -385,15 +416,18 @@ def main(args: argparse.Namespace) -> int:
 		print('\nCross-arch divergence (pass on one arch, not on another):')
 		print('\n'.join(baseline.format_divergence(div, limit=30)))
 	print(f'\nResults: {rdir}')
-	bad = [r.arch for r in results if not r.ok]
-	print(f'{len(results) - len(bad)} arch(es) passed, {len(bad)} failed'
-	      + (f': {", ".join(bad)}' if bad else ''))
+	bad = [r.arch for r in results if not r.ok and r.counted]
+	skipped = [r.arch for r in results if not r.counted]
+	print(f'{len(results) - len(bad) - len(skipped)} arch(es) passed, {len(bad)} failed'
+	      + (f': {", ".join(bad)}' if bad else '')
+	      + (f'; profile {prof.name} not supported (SKIPPED_PROFILE, not counted): '
+		 f'{", ".join(skipped)}' if skipped else ''))
 	rc = 1 if bad else 0
 	if getattr(args, 'compare', False):
 		from . import baseline
 		print()
 		bdir = (Path(args.baseline_dir).resolve() if args.baseline_dir
-			else baseline.default_dir())
+			else baseline.default_dir(prof.name))
 		crc, _, _ = baseline.compare(rdir, ktree, bdir, show_divergence=False)
 		rc = max(rc, crc)
 	return rc

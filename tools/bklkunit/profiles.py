@@ -1,0 +1,88 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Debug profiles: which detectors a run is built with, and where they work.
+
+A profile is kunit/profiles/default.config plus kunit/profiles/<name>.config
+(nothing more for `default`).  Its kernel is built in a directory of its own,
+<cache>/build/<treekey>-<name>/<arch> (`default` keeps <treekey>/<arch>, so
+existing build directories stay valid).  An arch whose kernel cannot have the
+detector is not built: its result is SKIPPED_PROFILE with the reason, which
+is neither a pass nor a failure and does not change the exit status.
+
+The reasons come from the arch Kconfig of Linux 6.12 (arch/*/Kconfig,
+lib/Kconfig.kasan, lib/Kconfig.kcsan); kunit.py would otherwise refuse the
+fragment ("Not all Kconfig options selected") and the arch would look like a
+CONFIG_FAILED.
+"""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+from . import paths
+from .errors import UserError
+
+DEFAULT = 'default'
+SKIPPED = 'SKIPPED_PROFILE'
+
+
+@dataclass(frozen=True)
+class Profile:
+	name: str
+	what: str                                    # one line for --help and the docs
+	unsupported: Dict[str, str] = field(default_factory=dict)   # arch -> why not
+	qemu_args: Tuple[str, ...] = ()              # kunit.py exec --qemu_args
+	kernel_args: Tuple[str, ...] = ()            # kunit.py exec --kernel_args
+
+	def fragment(self) -> Path:
+		return paths.KUNIT_DIR / 'profiles' / f'{self.name}.config'
+
+	def supports(self, arch: str) -> bool:
+		return arch not in self.unsupported
+
+	def why_not(self, arch: str) -> str:
+		return self.unsupported.get(arch, '')
+
+
+_NO_KASAN_I386 = ('no KASAN on 32-bit x86: arch/x86/Kconfig selects HAVE_ARCH_KASAN '
+		  'only "if X86_64"')
+_NO_KCSAN_I386 = ('no KCSAN on 32-bit x86: arch/x86/Kconfig selects HAVE_ARCH_KCSAN '
+		  'only "if X86_64"')
+_NO_KCSAN_ARM = 'no KCSAN on 32-bit arm: arch/arm/Kconfig does not select HAVE_ARCH_KCSAN'
+_NO_KCSAN_UM = 'no KCSAN on UML: arch/um/Kconfig does not select HAVE_ARCH_KCSAN'
+
+PROFILES: Dict[str, Profile] = {
+	DEFAULT: Profile(DEFAULT, 'lockdep (PROVE_LOCKING), DEBUG_LIST, DEBUG_ATOMIC_SLEEP, '
+			 'DEBUG_MUTEXES; every arch'),
+	# kasan_multi_shot: KASAN prints only its first report otherwise, and a
+	# case that triggers one on purpose would hide every later one.
+	'kasan': Profile('kasan', 'default + generic KASAN (x86_64, arm64, arm)',
+			 {'i386': _NO_KASAN_I386}, kernel_args=('kasan_multi_shot',)),
+	# Races need a second CPU to race on.
+	'kcsan': Profile('kcsan', 'default + KCSAN, guest with 2 vCPUs (x86_64, arm64)',
+			 {'i386': _NO_KCSAN_I386, 'arm': _NO_KCSAN_ARM, 'um': _NO_KCSAN_UM},
+			 qemu_args=('-smp 2',)),
+	'faults': Profile('faults', 'default + fault injection (failslab, fail_page_alloc, '
+			  'debugfs knobs) and kmemleak; every arch'),
+}
+
+
+def get(name: str) -> Profile:
+	p = PROFILES.get(name)
+	if p is None:
+		raise UserError(f'unknown profile {name!r}; choose from {", ".join(PROFILES)}')
+	if not p.fragment().exists() and name != DEFAULT:
+		raise UserError(f'profile {name}: {p.fragment()} does not exist')
+	return p
+
+
+def build_key(tree_key: str, name: str) -> str:
+	"""The build directory under <cache>/build/ for a tree and a profile."""
+	return tree_key if name == DEFAULT else f'{tree_key}-{name}'
+
+
+def exec_options(name: str, qemu_args: List[str]) -> List[str]:
+	"""kunit.py exec options of a profile, then the user's --qemu-args."""
+	p = PROFILES.get(name, PROFILES[DEFAULT])
+	out = [f'--qemu_args={q}' for q in list(p.qemu_args) + list(qemu_args)]
+	out += [f'--kernel_args={k}' for k in p.kernel_args]
+	return out

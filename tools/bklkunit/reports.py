@@ -1,0 +1,225 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Kernel reports on the console, and the case each one belongs to.
+
+A lockdep, KASAN, KCSAN or UBSAN report, a WARN, list corruption, a
+sleeping-in-atomic BUG, a spinlock BUG, a hung task or kmemleak's leak count
+is never just a log line next to a green result: the case that was running
+when it was printed fails.
+
+Attribution is by console line, with the positions report.py already keeps
+for each case (the line its diagnostics start after: the previous result,
+or the header or plan of its suite; and its own `ok`/`not ok` line):
+
+  - a report whose first line falls after a case's start and before its
+    result line belongs to that case; a case that never printed its result
+    (it was running when the guest died) owns everything after its start;
+  - a report anywhere else (during boot, between suites, after the last
+    case) belongs to no case and fails the arch, with a reason naming it;
+  - a case whose KUnit name contains `expect_report` triggers a report on
+    purpose: its reports do not fail it, and without one it fails
+    ("expected a report, none seen").
+
+Consecutive matches within one report (a `list_add corruption` line and
+the WARNING under it, lockdep's WARN inside its own splat) are one report.
+"""
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+EXPECT = 'expect_report'
+EXCERPT_LINES = 8           # the first lines of a report shown as a failure message
+MAX_REPORT_LINES = 80       # a report without an end marker ends here at the latest
+
+# printk's "[    1.234567] " and the caller id "[    T1] ", any indentation.
+_PREFIX = r'^\s*(?:\[[^\]]*\]\s*)*'
+PATTERNS: List[Tuple[str, 're.Pattern[str]']] = [(k, re.compile(_PREFIX + p)) for k, p in (
+	('lockdep', r'WARNING: possible circular locking dependency'),
+	('lockdep', r'WARNING: possible recursive locking'),
+	('lockdep', r'WARNING: inconsistent lock state'),
+	('atomic sleep', r'BUG: sleeping function called from invalid context'),
+	('KASAN', r'BUG: KASAN:'),
+	('KCSAN', r'BUG: KCSAN:'),
+	('UBSAN', r'UBSAN:'),
+	('list corruption', r'list_(?:add|del) corruption'),
+	('kmemleak', r'kmemleak: \d+ new suspected memory leaks?'),
+	('spinlock', r'BUG: spinlock'),
+	('hung task', r'INFO: task .* blocked for more than'),
+	('WARN', r'WARNING: CPU: \d+ PID: \d+ at'),
+)]
+# Where a report ends: KTAP again, the end of a trace, KASAN/KCSAN/UBSAN's
+# closing rule.
+_KTAP = re.compile(_PREFIX + r'(?:(?:not )?ok \d+|# Subtest:|K?TAP version \d+|\d+\.\.\d+$)')
+_KTAP_VERSION = re.compile(_PREFIX + r'K?TAP version \d+')
+_END = re.compile(_PREFIX + r'(?:---\[ end trace|={20,}\s*$)')
+# What is left of a line to show: without printk's time and caller, with
+# the indentation of the stack traces.
+_STRIP = re.compile(r'^\s*(?:\[\s*\d+\.\d+\])?(?:\[\s*[TC]\d+\])? ?')
+
+
+@dataclass
+class Report:
+	line: int                   # console line (1-based) of its first matching line
+	kind: str                   # 'lockdep', 'KASAN', ... (the first match)
+	title: str                  # that line without the printk prefix
+	lines: List[str] = field(default_factory=list)    # the report, prefix stripped
+	kinds: List[str] = field(default_factory=list)    # every kind matched inside it
+
+	@property
+	def label(self) -> str:
+		return f'{self.kind} report'
+
+	def excerpt(self) -> List[str]:
+		return self.lines[:EXCERPT_LINES]
+
+	def where(self) -> str:
+		return f'console line {self.line}'
+
+	def as_dict(self, case: Optional[str] = None, expected: bool = False) -> Dict[str, Any]:
+		return {'case': case, 'kind': self.kind, 'line': self.line, 'title': self.title,
+			'expected': expected}
+
+
+def kind_of(line: str) -> Optional[str]:
+	for kind, pat in PATTERNS:
+		if pat.match(line):
+			return kind
+	return None
+
+
+def find(lines: Sequence[str]) -> List[Report]:
+	"""Every report of a console, in order."""
+	out: List[Report] = []
+	cur: Optional[Report] = None
+	for n, raw in enumerate(lines, 1):
+		line = raw.rstrip('\r\n')
+		kind = kind_of(line)
+		if cur is not None:
+			if kind is None and (_KTAP.match(line) or len(cur.lines) >= MAX_REPORT_LINES):
+				cur = None
+			else:
+				if kind and kind not in cur.kinds:
+					cur.kinds.append(kind)
+				cur.lines.append(_STRIP.sub('', line))
+				if kind is None and _END.match(line):
+					cur = None
+				continue
+		if kind is not None:
+			title = _STRIP.sub('', line).strip()
+			cur = Report(n, kind, title, [title], [kind])
+			out.append(cur)
+	return out
+
+
+def _span(c, last_end: int) -> Optional[Tuple[int, float]]:
+	"""(start, end) console lines of a case, exclusive; end inf for a case
+	that was running when the guest stopped."""
+	if c.span is not None:
+		return c.span[0], c.span[1]
+	if c.status == 'ERROR' and (c.running or c.message.startswith('no result line')):
+		return last_end, float('inf')
+	return None
+
+
+def ktap_start(lines: Sequence[str]) -> int:
+	"""The console line of the first `KTAP version` (0 without one)."""
+	return next((n for n, l in enumerate(lines, 1) if _KTAP_VERSION.match(l)), 0)
+
+
+def attach(suites, found: List[Report],
+	   first_ktap: int = 0) -> Tuple[List[Tuple[Any, str]], List[Report]]:
+	"""Give each report to its case (report.Case, changed in place).
+	first_ktap: where KTAP starts (a case that crashed before any result
+	owns nothing printed before it).  Returns ([(case, its status before)]
+	for every case this changed or that has a report, reports that belong
+	to no case)."""
+	owned: Dict[int, List[Report]] = {}
+	cases = []
+	last_end = first_ktap
+	for s in suites:
+		for c in s.cases:
+			sp = _span(c, last_end)
+			if sp is None:
+				continue
+			cases.append((c, sp))
+			if sp[1] != float('inf'):
+				last_end = max(last_end, int(sp[1]))
+	strays: List[Report] = []
+	for r in found:
+		owner = next((c for c, (a, b) in cases if a < r.line < b), None)
+		if owner is None:
+			strays.append(r)
+		else:
+			owned.setdefault(id(owner), []).append(r)
+	touched = []
+	for c, _ in cases:
+		mine = owned.get(id(c), [])
+		before = c.status
+		if EXPECT in c.row:
+			c.reports = mine
+			if not mine and c.status == 'PASS':
+				c.status = 'FAIL'
+				c.flagged = c.message = 'expected a report, none seen'
+				touched.append((c, before))
+			elif mine:
+				touched.append((c, before))
+			continue
+		if not mine:
+			continue
+		c.reports = mine
+		kinds: List[str] = []
+		for r in mine:
+			if r.kind not in kinds:
+				kinds.append(r.kind)
+		c.flagged = ', '.join(f'{k} report' for k in kinds)
+		text = []
+		for r in mine:
+			text += r.excerpt() + ['']
+		c.diagnostics = text + list(c.diagnostics)
+		if c.status in ('PASS', 'SKIP', 'FAIL'):
+			c.message = f'{c.flagged}: {mine[0].title}'
+			c.kind = c.kind or kinds[0]
+		if c.status in ('PASS', 'SKIP'):
+			c.status = 'FAIL'
+		touched.append((c, before))
+	return touched, strays
+
+
+def stray_reason(strays: List[Report]) -> str:
+	return '\n'.join(f'{r.label} outside any case ({r.where()}): {r.title}' for r in strays)
+
+
+def judge(kernel_tree, console: Sequence[str], res) -> None:
+	"""Apply the reports of a first boot's console to its run.ArchResult:
+	counts, failures, status, reason, and res.reports for verdict.json."""
+	from . import report
+	found = find(console)
+	if not found and EXPECT not in ''.join(console):
+		return
+	stopped = f'{res.status}: {res.reason}' if res.status in ('CRASH', 'TIMEOUT') else ''
+	suites = report.parse_console(kernel_tree, console, stopped.split('\n')[0][:300],
+				      attribute=False)
+	touched, strays = attach(suites, found, ktap_start(console))
+	for c, before in touched:
+		expected = EXPECT in c.row
+		for r in c.reports:
+			res.reports.append(r.as_dict(c.row, expected))
+		if before == c.status:
+			if c.flagged and f'{c.row}: FAILURE' in res.failures:
+				# Failed anyway (KASAN and UBSAN fail the running test
+				# themselves): name the report rather than FAILURE.
+				res.failures[res.failures.index(f'{c.row}: FAILURE')] = f'{c.row}: {c.flagged}'
+			continue
+		res.failed += 1
+		if before == 'PASS':
+			res.passed -= 1
+		elif before == 'SKIP':
+			res.skipped -= 1
+		res.failures.append(f'{c.row}: {c.flagged}')
+	for r in strays:
+		res.reports.append(r.as_dict())
+	changed = any(before != c.status for c, before in touched)
+	if (changed or strays) and res.status == 'PASS':
+		res.status = 'FAIL'
+	if strays:
+		res.reason = '\n'.join(x for x in (res.reason, stray_reason(strays)) if x)

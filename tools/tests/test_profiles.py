@@ -1,0 +1,205 @@
+# SPDX-License-Identifier: GPL-2.0
+"""profiles: --profile, its fragments, its build directory, and the arches
+that cannot have it (SKIPPED_PROFILE)."""
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from bklkunit import baseline, cli, paths, profiles, report, run
+from test_report import make_rdir
+from test_run import fake, main_env  # noqa: F401  (fixtures)
+
+REAL_PROFILES = paths.KUNIT_DIR / 'profiles'
+
+
+@pytest.fixture
+def with_profiles(main_env):
+	for name in profiles.PROFILES:
+		if name != profiles.DEFAULT:
+			(main_env.repo / 'kunit' / 'profiles' / f'{name}.config').write_text(
+				f'# {name}\nCONFIG_{name.upper()}=y\n')
+	return main_env
+
+
+def summary(f):
+	return json.loads((f.results / 'summary.json').read_text())
+
+
+# ---------------------------------------------------------------- the table
+
+
+def test_every_profile_has_a_fragment_in_the_repository():
+	for name in profiles.PROFILES:
+		assert (REAL_PROFILES / f'{name}.config').is_file(), name
+	text = {n: (REAL_PROFILES / f'{n}.config').read_text() for n in profiles.PROFILES}
+	for opt in ('CONFIG_PROVE_LOCKING=y', 'CONFIG_DEBUG_LIST=y', 'CONFIG_DEBUG_ATOMIC_SLEEP=y',
+		    'CONFIG_DEBUG_MUTEXES=y'):
+		assert opt in text['default']
+	assert 'CONFIG_KASAN=y' in text['kasan'] and 'CONFIG_KASAN_GENERIC=y' in text['kasan']
+	assert 'CONFIG_KCSAN=y' in text['kcsan'] and 'CONFIG_EXPERT=y' in text['kcsan']
+	assert 'CONFIG_KASAN' not in text['kcsan']            # KCSAN depends on !KASAN
+	for opt in ('CONFIG_FAULT_INJECTION=y', 'CONFIG_FAILSLAB=y', 'CONFIG_FAIL_PAGE_ALLOC=y',
+		    'CONFIG_FAULT_INJECTION_DEBUG_FS=y', 'CONFIG_DEBUG_FS=y', 'CONFIG_DEBUG_KMEMLEAK=y'):
+		assert opt in text['faults']
+
+
+def test_which_arches_each_profile_supports():
+	table = {n: [a for a in paths.QEMU_ARCHES if p.supports(a)]
+		 for n, p in profiles.PROFILES.items()}
+	assert table == {'default': ['x86_64', 'i386', 'arm', 'arm64'],
+			 'kasan': ['x86_64', 'arm', 'arm64'],
+			 'kcsan': ['x86_64', 'arm64'],
+			 'faults': ['x86_64', 'i386', 'arm', 'arm64']}
+
+
+def test_the_reasons_match_the_kernel_kconfig(kernel_tree):
+	"""What profiles.py says about each arch, checked against the tree."""
+	def kconfig(arch):
+		return (kernel_tree / 'arch' / arch / 'Kconfig').read_text()
+	import re
+	assert re.search(r'select HAVE_ARCH_KASAN\s+if X86_64\n', kconfig('x86'))
+	assert re.search(r'select HAVE_ARCH_KCSAN\s+if X86_64\n', kconfig('x86'))
+	assert re.search(r'select HAVE_ARCH_KASAN if MMU && !XIP_KERNEL\n', kconfig('arm'))
+	assert 'HAVE_ARCH_KCSAN' not in kconfig('arm')
+	assert re.search(r'select HAVE_ARCH_KASAN\n', kconfig('arm64'))
+	assert re.search(r'select HAVE_ARCH_KCSAN if EXPERT\n', kconfig('arm64'))
+	assert 'depends on DEBUG_KERNEL && !KASAN' in (kernel_tree / 'lib' / 'Kconfig.kcsan').read_text()
+	for a in ('x86', 'arm64'):
+		assert 'select HAVE_DEBUG_KMEMLEAK' in kconfig(a)
+	assert 'select HAVE_DEBUG_KMEMLEAK if !XIP_KERNEL' in kconfig('arm')
+
+
+def test_build_key_keeps_the_default_directory():
+	assert profiles.build_key('debian', 'default') == 'debian'
+	assert profiles.build_key('debian', 'kasan') == 'debian-kasan'
+	assert profiles.build_key('tree-0123456789', 'kcsan') == 'tree-0123456789-kcsan'
+
+
+def test_exec_options():
+	assert profiles.exec_options('default', []) == []
+	assert profiles.exec_options('default', ['-m 1G']) == ['--qemu_args=-m 1G']
+	assert profiles.exec_options('kcsan', ['-m 1G']) == ['--qemu_args=-smp 2',
+							      '--qemu_args=-m 1G']
+	assert profiles.exec_options('kasan', []) == ['--kernel_args=kasan_multi_shot']
+
+
+def test_parser_knows_the_profiles():
+	assert cli.build_parser().parse_args(['run']).profile == 'default'
+	assert cli.build_parser().parse_args(['run', '--profile', 'kcsan']).profile == 'kcsan'
+	with pytest.raises(SystemExit):
+		cli.build_parser().parse_args(['run', '--profile', 'kmsan'])
+
+
+def test_kunitconfigs_with_a_profile(fake):
+	(fake.repo / 'kunit/profiles/kasan.config').write_text('CONFIG_KASAN=y\n')
+	assert run.kunitconfigs('x86_64', [], 'kasan') == [
+		fake.repo / '.kunitconfig', fake.repo / 'kunit/profiles/default.config',
+		fake.repo / 'kunit/profiles/kasan.config', fake.repo / 'kunit/arch/x86_64.config']
+
+
+# ------------------------------------------------------------------- a run
+
+
+def test_default_profile_is_what_it_was(main_env):
+	f = main_env
+	f.scenario('x86_64', console='console_pass.log')
+	assert run.main(f.args('--arch', 'x86_64', '--no-ccache')) == 0
+	[b] = f.calls('build')
+	bdir = f.cache / 'build' / 'debian' / 'x86_64'
+	assert f'--build_dir={bdir}' in b['argv']
+	assert len([a for a in b['argv'] if a.startswith('--kunitconfig=')]) == 3
+	[e] = f.calls('exec')
+	assert not any(a.startswith(('--kernel_args', '--qemu_args')) for a in e['argv'])
+	s = summary(f)
+	assert s['profile'] == 'default' and s['arches'][0]['profile'] == 'default'
+
+
+def test_kasan_profile_skips_i386(with_profiles, capsys):
+	f = with_profiles
+	f.scenario('x86_64', console='console_pass.log')
+	f.scenario('i386', console='console_pass.log')
+	rc = run.main(f.args('--arch', 'x86_64,i386', '--no-ccache', '--profile', 'kasan'))
+	assert rc == 0                               # a skipped arch is not a failure
+	assert f.calls(arch='i386') == []            # ... nor is it built or booted
+	[b] = f.calls('build', 'x86_64')
+	assert f'--build_dir={f.cache / "build" / "debian-kasan" / "x86_64"}' in b['argv']
+	assert f'--kunitconfig={f.repo / "kunit/profiles/kasan.config"}' in b['argv']
+	[e] = f.calls('exec', 'x86_64')
+	assert '--kernel_args=kasan_multi_shot' in e['argv']
+	s = summary(f)
+	assert s['profile'] == 'kasan'
+	x86, i386 = s['arches']
+	assert (x86['status'], x86['profile']) == ('PASS', 'kasan')
+	assert i386['status'] == 'SKIPPED_PROFILE'
+	assert 'no KASAN on 32-bit x86' in i386['reason']
+	v = json.loads((f.results / 'i386' / 'verdict.json').read_text())
+	assert v['status'] == 'SKIPPED_PROFILE' and v['profile'] == 'kasan'
+	out = capsys.readouterr().out
+	assert '1 arch(es) passed, 0 failed; profile kasan not supported (SKIPPED_PROFILE, ' \
+	       'not counted): i386' in out
+
+
+def test_kcsan_profile_two_cpus_and_no_arm(with_profiles):
+	f = with_profiles
+	f.scenario('arm64', console='console_fail.log', exec_rc=1)
+	rc = run.main(f.args('--arch', 'arm,arm64', '--no-ccache', '--profile', 'kcsan',
+			     '--qemu-args', '-m 512'))
+	assert rc == 1                                # arm64 failed; arm does not hide it
+	[e] = f.calls('exec', 'arm64')
+	qemu = [a for a in e['argv'] if a.startswith('--qemu_args')]
+	assert qemu == ['--qemu_args=-smp 2', '--qemu_args=-m 512']
+	assert (f.cache / 'build' / 'debian-kcsan' / 'arm64').is_dir()
+	assert [a['status'] for a in summary(f)['arches']] == ['SKIPPED_PROFILE', 'FAIL']
+
+
+def test_every_arch_skipped_is_exit_0(with_profiles):
+	f = with_profiles
+	assert run.main(f.args('--arch', 'i386', '--no-ccache', '--profile', 'kcsan')) == 0
+	assert f.calls() == []
+
+
+def test_a_missing_fragment_is_a_user_error(main_env):
+	from bklkunit.errors import UserError
+	with pytest.raises(UserError, match='kasan.config'):
+		run.main(main_env.args('--arch', 'x86_64', '--profile', 'kasan'))
+
+
+# --------------------------------------------- reports and baselines of a profile
+
+
+@pytest.fixture
+def skipped_rdir(tmp_path):
+	rdir = make_rdir(tmp_path, {
+		'x86_64': ('PASS', '', 'console_pass.log', 'build_ok.log'),
+		'i386': ('SKIPPED_PROFILE', 'profile kasan not run: no KASAN on 32-bit x86', None,
+			 None)}, profile='kasan')
+	# run.main writes no build.log and no console for a skipped arch.
+	(rdir / 'i386' / 'build.log').unlink()
+	return rdir
+
+
+def test_reports_of_a_profile_with_a_skipped_arch(skipped_rdir, parser_tree):
+	out = report.write_reports(skipped_rdir, parser_tree, probe=False)
+	doc = json.loads(out['kcidb.json'].read_text())
+	assert [b['architecture'] for b in doc['builds']] == ['x86_64']
+	assert doc['builds'][0]['config_name'] == 'kunit-kasan'
+	root = ET.parse(out['i386/junit.xml']).getroot()
+	[tc] = root.iter('testcase')
+	assert tc.get('name') == 'profile'
+	assert tc.find('skipped').get('message') == 'profile kasan not run: no KASAN on 32-bit x86'
+	assert root.get('failures') == '0' and root.get('errors') == '0'
+	assert 'SKIPPED_PROFILE' in out['index.html'].read_text()
+
+
+def test_baselines_leave_a_skipped_arch_out(skipped_rdir, parser_tree):
+	_, results = baseline.load_results(skipped_rdir, parser_tree, probe=False)
+	assert [a.arch for a in results] == ['x86_64']
+	assert baseline.divergence(results)['no_results'] == {}
+
+
+def test_a_profile_has_its_own_baselines(fake):
+	assert baseline.default_dir() == fake.repo / 'kunit' / 'baselines'
+	assert baseline.default_dir('default') == fake.repo / 'kunit' / 'baselines'
+	assert baseline.default_dir('kasan') == fake.repo / 'kunit' / 'baselines' / 'kasan'
