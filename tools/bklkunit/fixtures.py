@@ -1,0 +1,951 @@
+# SPDX-License-Identifier: GPL-2.0
+"""UFS fixture images for the ufs KUnit suite (docs/fixtures.md).
+
+kunit/fixtures/ufs.json names the images; build() makes them with Debian's
+makefs into <cache>/fixtures/<key>/, writes the label into bytes 0..8191 of
+each (the UFS boot-block area), derives the corrupted copies with the small
+UFS reader below, and reuses the set while the recipe, GENERATOR_VERSION and
+makefs's package version stay the same.  qemu_args() attaches them to a guest
+as virtio disks (snapshot=on: the guest may write, the files never change);
+kconfig() is what the guest kernel needs to see those disks.
+
+The reader is independent of Linux: struct-based, both byte orders, UFS1
+(128-byte inodes, 32-bit pointers) and UFS2 (256-byte inodes, 64-bit
+pointers), with the layouts of fs/ufs/ufs_fs.h (FreeBSD's fs.h and dinode.h).
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+from . import deps, paths
+from .errors import UserError
+
+RECIPE = paths.KUNIT_DIR / 'fixtures' / 'ufs.json'
+# Bump when anything that shapes the images changes (content, label, corruptions).
+GENERATOR_VERSION = 1
+PACKAGE = 'makefs'
+MANIFEST = 'manifest.json'
+
+LABEL_MAGIC = 'BKLUFS-FIXTURE 1'
+LABEL_SIZE = 8192
+SECTOR = 512
+NDADDR = 12
+NIADDR = 3
+MANY = 300                      # empty files in the directory `many`
+RW_SEED = 4096                  # size of `seed` on the rw images
+# makefs -T: every timestamp in the images is clamped to this (2025-01-01 UTC).
+EPOCH = 1735689600
+NAME_RE = re.compile(r'^[a-z0-9-]{1,20}$')       # also the virtio-blk serial (20 bytes)
+SIZE_RE = re.compile(r'^[0-9]+[kmg]?$')
+
+TYPES = ('ufs1', 'ufs2')
+ENDIANS = ('le', 'be')
+MOUNT = {'ufs1': '44bsd', 'ufs2': 'ufs2'}        # the ufstype= Linux mounts each with
+# Where Linux 6.12 reads the superblock for that ufstype (fs/ufs/super.c:
+# UFS_SBLOCK for 44bsd, SBLOCK_UFS2 for ufs2); it searches nowhere else.
+LINUX_SBLOCK = {'ufs1': 8192, 'ufs2': 65536}
+EXPECTS = ('ok', 'mount-fails', 'io-error')
+# What Linux is expected to do with each corrupted copy (docs/fixtures.md says why).
+CORRUPT_EXPECT = {
+	'magic': 'mount-fails',
+	'fsize-gt-bsize': 'mount-fails',
+	'ptr-beyond': 'io-error',
+	'ind-self': 'io-error',
+	'cg-magic': 'mount-fails',
+	'truncated': 'io-error',
+}
+
+# QEMU device per arch: the pc machine has PCI, -machine virt has virtio-mmio.
+DEVICE = {'x86_64': 'virtio-blk-pci', 'i386': 'virtio-blk-pci',
+	  'arm': 'virtio-blk-device', 'arm64': 'virtio-blk-device'}
+
+# --------------------------------------------------------------- the content
+
+
+def content(path: str, offset: int, length: int) -> bytes:
+	"""Bytes [offset, offset + length) of the fixture file `path`.
+
+	Sector s (bytes s*512 .. s*512+511) is the string f'{path}:{s*512}\\n'
+	repeated from its first byte: byte i of the sector is S[i % len(S)].
+	A file of size N is bytes [0, N) of that endless stream."""
+	first = offset // SECTOR
+	last = (offset + length + SECTOR - 1) // SECTOR
+	parts = []
+	for s in range(first, last):
+		pat = f'{path}:{s * SECTOR}\n'.encode('ascii')
+		parts.append((pat * (SECTOR // len(pat) + 1))[:SECTOR])
+	skip = offset - first * SECTOR
+	return b''.join(parts)[skip:skip + length]
+
+
+def file_sizes(bsize: int, fsize: int, ufs_type: str) -> List[Tuple[str, int]]:
+	"""The regular files of a good image and their sizes, in label order."""
+	fpb = bsize // fsize
+	nindir = bsize // (4 if ufs_type == 'ufs1' else 8)
+	files = [('empty', 0), ('frags', 3 * fsize - 7)]
+	files += [(f'tail{k}', bsize + k * fsize - 5) for k in range(1, fpb)]
+	files += [('direct', 10 * bsize + 3 * fsize - 11),
+		  ('single', (NDADDR + 3) * bsize + 2 * fsize - 13),
+		  ('double', (NDADDR + nindir + 2) * bsize + fsize - 17)]
+	return files
+
+
+# ---------------------------------------------------------------- the recipe
+
+
+@dataclass(frozen=True)
+class Spec:
+	"""One image of the recipe."""
+	name: str
+	role: str               # good, rw or corrupt
+	type: str
+	endian: str
+	bsize: int
+	fsize: int
+	size: str = ''          # makefs -s (rw images)
+	kind: str = ''          # corrupt: the corruption
+	source: str = ''        # corrupt: the good image it is a copy of
+
+	def entries(self) -> Tuple[List[Tuple[str, int]], List[Tuple[str, int]]]:
+		"""(files, dirs) of the tree: [(path, size)], [(path, entries)]."""
+		if self.role == 'rw':
+			return [('seed', RW_SEED)], []
+		return file_sizes(self.bsize, self.fsize, self.type), [('many', MANY)]
+
+
+def image_name(ufs_type: str, endian: str, bsize: int, fsize: int) -> str:
+	"""ufs1-le-4096; the fsize is added only when it is not bsize/8."""
+	name = f'{ufs_type}-{endian}-{bsize}'
+	return name if bsize == 8 * fsize else f'{name}-{fsize}'
+
+
+def _geometry(b, f, where: str) -> Tuple[int, int]:
+	if not (isinstance(b, int) and isinstance(f, int)) or b <= 0 or f <= 0 \
+	   or b & (b - 1) or f & (f - 1):
+		raise UserError(f'{where}: bsize and fsize must be powers of two, not {b!r}, {f!r}')
+	# Linux (ufs_fill_super) refuses fsize < 512 or > 4096, bsize < 4096, more
+	# than 8 fragments a block; `frags` (3 fragments) must be less than a block.
+	if not (512 <= f <= 4096 and b >= 4096 and 4 <= b // f <= 8):
+		raise UserError(f'{where}: geometry ({b}, {f}) unusable: Linux needs 512 <= fsize '
+				'<= 4096, bsize >= 4096, and the files need 4 or 8 fragments a block')
+	return b, f
+
+
+def load_recipe(recipe: Path) -> Tuple[List[Spec], str]:
+	"""The images of the recipe in disk order (good, rw, corrupt) and its key text."""
+	try:
+		data = json.loads(Path(recipe).read_text())
+	except (OSError, ValueError) as e:
+		raise UserError(f'cannot read the fixture recipe {recipe}: {e}')
+	where = str(recipe)
+	try:
+		geometries = [_geometry(g[0], g[1], where) for g in data['geometries']]
+		types = list(data['types'])
+		endians = list(data['endians'])
+	except (KeyError, TypeError, IndexError) as e:
+		raise UserError(f'{where}: needs "geometries" ([[bsize, fsize], ...]), "types" '
+				f'and "endians" ({type(e).__name__}: {e})')
+	for t in types:
+		if t not in TYPES:
+			raise UserError(f'{where}: unknown type {t!r}; choose from {", ".join(TYPES)}')
+	for e in endians:
+		if e not in ENDIANS:
+			raise UserError(f'{where}: unknown endian {e!r}; choose from {", ".join(ENDIANS)}')
+	specs: List[Spec] = []
+	for b, f in geometries:
+		for t in types:
+			for e in endians:
+				specs.append(Spec(image_name(t, e, b, f), 'good', t, e, b, f))
+	for i, rw in enumerate(data.get('rw', [])):
+		try:
+			b, f = _geometry(rw['bsize'], rw['fsize'], f'{where}: rw[{i}]')
+			t, e, size = rw['type'], rw['endian'], str(rw['size'])
+		except (KeyError, TypeError) as ex:
+			raise UserError(f'{where}: rw[{i}] needs type, endian, bsize, fsize, size ({ex})')
+		if t not in TYPES or e not in ENDIANS or not SIZE_RE.match(size):
+			raise UserError(f'{where}: rw[{i}]: bad type, endian or size ({t!r}, {e!r}, {size!r})')
+		specs.append(Spec(rw.get('name', 'rw-' + image_name(t, e, b, f)), 'rw', t, e, b, f,
+				  size=size))
+	good = {s.name: s for s in specs if s.role == 'good'}
+	for i, c in enumerate(data.get('corrupt', [])):
+		kind, src = c.get('kind'), c.get('from')
+		if kind not in CORRUPT_EXPECT:
+			raise UserError(f'{where}: corrupt[{i}]: unknown kind {kind!r}; choose from '
+					f'{", ".join(CORRUPT_EXPECT)}')
+		if src not in good:
+			raise UserError(f'{where}: corrupt[{i}]: "from" must name a good image, '
+					f'not {src!r}')
+		g = good[src]
+		specs.append(Spec(c.get('name', f'bad-{kind}'), 'corrupt', g.type, g.endian,
+				  g.bsize, g.fsize, kind=kind, source=src))
+	seen = set()
+	for s in specs:
+		if not NAME_RE.match(s.name):
+			raise UserError(f'{where}: image name {s.name!r} is not 1-20 of [a-z0-9-]')
+		if s.name in seen:
+			raise UserError(f'{where}: two images named {s.name}')
+		seen.add(s.name)
+	return specs, json.dumps(data, sort_keys=True)
+
+
+# ----------------------------------------------------------------- the label
+
+
+def make_label(name: str, ufs_type: str, endian: str, bsize: int, fsize: int, sblock: int,
+	       expect: str, files: Sequence[Tuple[str, int]], dirs: Sequence[Tuple[str, int]],
+	       corrupt: str = '') -> str:
+	"""The label text; the C parser is strict about every byte of it."""
+	if expect not in EXPECTS:
+		raise ValueError(f'expect {expect!r}')
+	lines = [LABEL_MAGIC, f'image {name}', f'type {ufs_type}', f'endian {endian}',
+		 f'bsize {bsize}', f'fsize {fsize}', f'sblock {sblock}',
+		 f'mount {MOUNT[ufs_type]}', f'expect {expect}']
+	if corrupt:
+		lines.append(f'corrupt {corrupt}')
+	lines += [f'file {p} {n}' for p, n in files]
+	lines += [f'dir {p} {n}' for p, n in dirs]
+	lines.append('end')
+	text = '\n'.join(lines) + '\n'
+	if len(text.encode('ascii')) > LABEL_SIZE:
+		raise UserError(f'the label of {name} is {len(text)} bytes; only {LABEL_SIZE} fit '
+				'before the superblock')
+	return text
+
+
+def label_block(text: str) -> bytes:
+	return text.encode('ascii').ljust(LABEL_SIZE, b'\0')
+
+
+def parse_label(raw: bytes) -> Dict[str, object]:
+	"""The label of an image (its first 8192 bytes), as strictly as the C side."""
+	raw = bytes(raw[:LABEL_SIZE])
+	text = raw.split(b'\0', 1)[0].decode('ascii')
+	if raw[len(text):].strip(b'\0'):
+		raise ValueError('bytes after the NUL padding')
+	lines = text.split('\n')
+	if lines[-1] != '' or lines[-2] != 'end':
+		raise ValueError('the label does not end in "end\\n"')
+	lines = lines[:-2]
+	keys = ['image', 'type', 'endian', 'bsize', 'fsize', 'sblock', 'mount', 'expect']
+	if lines[0] != LABEL_MAGIC:
+		raise ValueError(f'first line {lines[0]!r}')
+	out: Dict[str, object] = {'files': [], 'dirs': [], 'corrupt': ''}
+	i = 1
+	for k in keys:
+		key, _, val = lines[i].partition(' ')
+		if key != k or not val or ' ' in val:
+			raise ValueError(f'line {i + 1}: {lines[i]!r}, wanted "{k} <value>"')
+		out[k] = int(val) if k in ('bsize', 'fsize', 'sblock') else val
+		i += 1
+	if i < len(lines) and lines[i].startswith('corrupt '):
+		out['corrupt'] = lines[i].split(' ', 1)[1]
+		i += 1
+	for line in lines[i:]:
+		parts = line.split(' ')
+		if len(parts) != 3 or parts[0] not in ('file', 'dir') or not parts[2].isdigit():
+			raise ValueError(f'bad line {line!r}')
+		out['files' if parts[0] == 'file' else 'dirs'].append((parts[1], int(parts[2])))
+	return out
+
+
+# ---------------------------------------------------------------- the reader
+
+UFS1_MAGIC = 0x00011954
+UFS2_MAGIC = 0x19540119
+CG_MAGIC = 0x090255
+SBLOCK_SEARCH = (65536, 8192, 0, 262144)     # FreeBSD's SBLOCKSEARCH order
+
+# Superblock byte offsets (struct fs; fs/ufs/ufs_fs.h struct ufs_super_block).
+SB = {'sblkno': 8, 'cblkno': 12, 'iblkno': 16, 'dblkno': 20, 'cgoffset': 24,
+      'cgmask': 28, 'size1': 36, 'ncg': 44, 'bsize': 48, 'fsize': 52, 'frag': 56,
+      'sbsize': 104, 'nindir': 116, 'inopb': 120, 'csaddr1': 152, 'ipg': 184, 'fpg': 188,
+      'clean': 209, 'sblockloc': 1000, 'size2': 1080, 'csaddr2': 1096, 'magic': 1372}
+CG_MAGIC_OFF = 4                             # struct ufs_cylinder_group.cg_magic
+# Inode field offsets: UFS1 struct ufs_inode (128 bytes), UFS2 struct ufs2_inode (256).
+INODE = {
+	'ufs1': {'size': 128, 'mode': 0, 'nlink': 2, 'isize': ('Q', 8), 'blocks': ('I', 104),
+		 'db': 40, 'ib': 88, 'ptr': 'I'},
+	'ufs2': {'size': 256, 'mode': 0, 'nlink': 2, 'isize': ('Q', 16), 'blocks': ('Q', 24),
+		 'db': 112, 'ib': 208, 'ptr': 'Q'},
+}
+S_IFMT, S_IFDIR, S_IFREG = 0o170000, 0o040000, 0o100000
+DIRBLKSIZ = 512
+
+
+class UfsError(Exception):
+	"""The image is not what the reader can follow."""
+
+
+@dataclass
+class Inode:
+	ino: int
+	mode: int
+	nlink: int
+	size: int
+	blocks: int             # di_blocks, in 512-byte units
+	db: List[int]
+	ib: List[int]
+	offset: int             # byte offset of the on-disk inode
+
+
+class Ufs:
+	"""A read-only view of a UFS1/UFS2 image held in a bytes-like buffer."""
+
+	def __init__(self, buf, sblock: Optional[int] = None, check: bool = True):
+		self.buf = buf
+		for off in ([sblock] if sblock is not None else SBLOCK_SEARCH):
+			if off + SB['magic'] + 4 > len(buf):
+				continue
+			for e in '<>':
+				magic = struct.unpack_from(e + 'I', buf, off + SB['magic'])[0]
+				if magic == UFS2_MAGIC and struct.unpack_from(
+						e + 'q', buf, off + SB['sblockloc'])[0] != off:
+					continue        # a UFS2 superblock says where it belongs
+				if magic == UFS1_MAGIC and off == 65536:
+					continue        # FreeBSD: never a UFS1 primary there
+				if magic in (UFS1_MAGIC, UFS2_MAGIC):
+					self._load(off, e, magic)
+					if check:
+						self._check()
+					return
+		raise UfsError('no UFS superblock' + (f' at {sblock}' if sblock is not None else ''))
+
+	def _load(self, off: int, e: str, magic: int) -> None:
+		self.sblock, self.e = off, e
+		self.endian = 'le' if e == '<' else 'be'
+		self.type = 'ufs1' if magic == UFS1_MAGIC else 'ufs2'
+		for k in ('sblkno', 'cblkno', 'iblkno', 'dblkno', 'cgoffset', 'cgmask', 'ncg',
+			  'bsize', 'fsize', 'frag', 'sbsize', 'nindir', 'inopb', 'ipg', 'fpg'):
+			setattr(self, k, self.sb_int(k))
+		self.clean = self.buf[off + SB['clean']]
+		if self.type == 'ufs2':
+			self.size = self.sb_int('size2', 'q')
+			self.csaddr = self.sb_int('csaddr2', 'q')
+			self.sblockloc = self.sb_int('sblockloc', 'q')
+		else:
+			self.size = self.sb_int('size1')
+			self.csaddr = self.sb_int('csaddr1')
+			self.sblockloc = off
+		self.ilay = INODE[self.type]
+		self.isize = self.ilay['size']
+		self.psize = struct.calcsize(self.ilay['ptr'])
+
+	def _check(self) -> None:
+		b, f = self.bsize, self.fsize
+		if b <= 0 or f <= 0 or b & (b - 1) or f & (f - 1) or f > b or self.frag != b // f:
+			raise UfsError(f'bad geometry bsize {b} fsize {f} frag {self.frag}')
+		if self.nindir != b // self.psize or self.inopb != b // self.isize:
+			raise UfsError(f'nindir {self.nindir} / inopb {self.inopb} do not fit bsize {b}')
+		if self.ipg <= 0 or self.fpg <= 0 or self.ncg <= 0:
+			raise UfsError('bad cylinder group sizes')
+
+	def sb_int(self, name: str, fmt: str = 'i') -> int:
+		return struct.unpack_from(self.e + fmt, self.buf, self.sblock + SB[name])[0]
+
+	def sb_offset(self, name: str) -> int:
+		return self.sblock + SB[name]
+
+	def pack(self, fmt: str, offset: int, value: int) -> None:
+		struct.pack_into(self.e + fmt, self.buf, offset, value)
+
+	# -- layout (fs/ufs/ufs_fs.h: ufs_cgstart, ufs_cgcmin, ufs_inotofsba)
+
+	def cgstart(self, c: int) -> int:
+		base = self.fpg * c
+		if self.type == 'ufs1':
+			base += self.cgoffset * (c & ~self.cgmask)
+		return base
+
+	def cg_offset(self, c: int) -> int:
+		"""Byte offset of cylinder group c's header."""
+		return (self.cgstart(c) + self.cblkno) * self.fsize
+
+	def cg_magic(self, c: int) -> int:
+		return struct.unpack_from(self.e + 'I', self.buf, self.cg_offset(c) + CG_MAGIC_OFF)[0]
+
+	def inode_offset(self, ino: int) -> int:
+		c, i = divmod(ino, self.ipg)
+		return (self.cgstart(c) + self.iblkno) * self.fsize + i * self.isize
+
+	def inode(self, ino: int) -> Inode:
+		off = self.inode_offset(ino)
+		if off + self.isize > len(self.buf):
+			raise UfsError(f'inode {ino} lies beyond the image')
+		lay, e, b = self.ilay, self.e, self.buf
+		p = lay['ptr']
+		return Inode(
+			ino=ino,
+			mode=struct.unpack_from(e + 'H', b, off + lay['mode'])[0],
+			nlink=struct.unpack_from(e + 'H', b, off + lay['nlink'])[0],
+			size=struct.unpack_from(e + lay['isize'][0], b, off + lay['isize'][1])[0],
+			blocks=struct.unpack_from(e + lay['blocks'][0], b, off + lay['blocks'][1])[0],
+			db=list(struct.unpack_from(f'{e}{NDADDR}{p}', b, off + lay['db'])),
+			ib=list(struct.unpack_from(f'{e}{NIADDR}{p}', b, off + lay['ib'])),
+			offset=off)
+
+	def db_offset(self, ino: int, i: int) -> int:
+		return self.inode_offset(ino) + self.ilay['db'] + i * self.psize
+
+	def ib_offset(self, ino: int, i: int) -> int:
+		return self.inode_offset(ino) + self.ilay['ib'] + i * self.psize
+
+	def frag_bytes(self, addr: int, length: int) -> bytes:
+		off = addr * self.fsize
+		if addr < 0 or off + length > len(self.buf):
+			raise UfsError(f'fragment {addr} (+{length} bytes) lies beyond the image '
+				       f'({len(self.buf)} bytes)')
+		return bytes(self.buf[off:off + length])
+
+	def entry(self, block: int, index: int) -> int:
+		"""Pointer `index` of the indirect block at fragment `block`."""
+		raw = self.frag_bytes(block, self.bsize)
+		return struct.unpack_from(self.e + self.ilay['ptr'], raw, index * self.psize)[0]
+
+	# -- files
+
+	def bmap(self, ino: Inode, lbn: int, meta: Optional[set] = None) -> int:
+		"""Fragment address of logical block lbn (0: a hole); indirect blocks
+		passed on the way are added to meta."""
+		if lbn < NDADDR:
+			return ino.db[lbn]
+		lbn -= NDADDR
+		n = self.nindir
+		for level in range(NIADDR):
+			span = n ** (level + 1)
+			if lbn < span:
+				addr = ino.ib[level]
+				for shift in range(level, -1, -1):
+					if addr == 0:
+						return 0
+					if meta is not None:
+						meta.add(addr)
+					addr = self.entry(addr, (lbn // n ** shift) % n)
+				return addr
+			lbn -= span
+		raise UfsError('block beyond the triple indirect range')
+
+	def extents(self, ino: Inode, meta: Optional[set] = None) -> List[Tuple[int, int, int]]:
+		"""(lbn, fragment address, bytes allocated) of every block of the file."""
+		out = []
+		nblk = (ino.size + self.bsize - 1) // self.bsize
+		for lbn in range(nblk):
+			alloc = self.bsize
+			if lbn < NDADDR and lbn == nblk - 1:
+				rest = ino.size - lbn * self.bsize
+				alloc = (rest + self.fsize - 1) // self.fsize * self.fsize
+			out.append((lbn, self.bmap(ino, lbn, meta), alloc))
+		return out
+
+	def read(self, ino: Inode) -> bytes:
+		parts = []
+		for lbn, addr, alloc in self.extents(ino):
+			parts.append(self.frag_bytes(addr, alloc) if addr else bytes(alloc))
+		return b''.join(parts)[:ino.size]
+
+	def readdir(self, ino: Inode) -> List[Tuple[str, int, int]]:
+		"""(name, inode, d_type) of every entry, . and .. included (44BSD format)."""
+		data = self.read(ino)
+		out = []
+		for base in range(0, len(data), DIRBLKSIZ):
+			pos = base
+			while pos < base + DIRBLKSIZ and pos < len(data):
+				d_ino, reclen, d_type, namlen = struct.unpack_from(self.e + 'IHBB', data, pos)
+				if reclen < 8 or pos + reclen > base + DIRBLKSIZ:
+					raise UfsError(f'bad directory entry at {pos} of inode {ino.ino}')
+				if d_ino:
+					out.append((data[pos + 8:pos + 8 + namlen].decode('ascii'), d_ino, d_type))
+				pos += reclen
+		return out
+
+	def lookup(self, path: str) -> Inode:
+		ino = self.inode(2)
+		for part in path.split('/'):
+			found = [i for n, i, _ in self.readdir(ino) if n == part]
+			if not found:
+				raise UfsError(f'{path}: no entry {part!r}')
+			ino = self.inode(found[0])
+		return ino
+
+
+def verify(buf) -> List[str]:
+	"""What is wrong with a good or rw image by its own label (empty: nothing).
+
+	Follows every file's on-disk pointers and compares with content() byte for
+	byte; checks the directories, di_blocks and that no two blocks overlap."""
+	problems: List[str] = []
+	try:
+		label = parse_label(buf[:LABEL_SIZE])
+	except (ValueError, UnicodeDecodeError) as e:
+		return [f'label: {e}']
+	try:
+		fs = Ufs(buf)
+	except UfsError as e:
+		return [f'superblock: {e}']
+	want = {'type': fs.type, 'endian': fs.endian, 'bsize': fs.bsize, 'fsize': fs.fsize,
+		'sblock': fs.sblock}
+	for k, v in want.items():
+		if label[k] != v:
+			problems.append(f'label says {k} {label[k]}, the image has {v}')
+	if fs.clean != 1:
+		problems.append(f'fs_clean is {fs.clean}, not 1 (Linux would mount read-only)')
+	if fs.size * fs.fsize > len(buf):
+		problems.append(f'fs_size {fs.size} fragments is more than the image')
+	used: Dict[int, str] = {}
+
+	def claim(addr: int, nfrags: int, what: str) -> None:
+		for a in range(addr, addr + nfrags):
+			if a in used:
+				problems.append(f'fragment {a} is in {used[a]} and {what}')
+			used[a] = what
+		if addr + nfrags > fs.size:
+			problems.append(f'{what}: fragment {addr} beyond fs_size {fs.size}')
+
+	def check_file(path: str, ino: Inode, size: int) -> None:
+		if ino.mode & S_IFMT != S_IFREG:
+			problems.append(f'{path}: mode {ino.mode:o} is not a regular file')
+		if ino.size != size:
+			problems.append(f'{path}: size {ino.size}, label says {size}')
+			return
+		meta: set = set()
+		try:
+			ext = fs.extents(ino, meta)
+			data = fs.read(ino)
+		except UfsError as e:
+			problems.append(f'{path}: {e}')
+			return
+		if data != content(path, 0, size):
+			bad = next(i for i, (x, y) in enumerate(zip(data, content(path, 0, size))) if x != y)
+			problems.append(f'{path}: content differs from byte {bad}')
+		total = 0
+		for lbn, addr, alloc in ext:
+			if not addr:
+				problems.append(f'{path}: block {lbn} is a hole')
+				continue
+			if alloc == fs.bsize and addr % fs.frag:
+				problems.append(f'{path}: block {lbn} at fragment {addr} is not block aligned')
+			claim(addr, alloc // fs.fsize, f'{path} block {lbn}')
+			total += alloc
+		for m in sorted(meta):
+			claim(m, fs.frag, f'{path} indirect block {m}')
+			total += fs.bsize
+		if ino.blocks * 512 != total:
+			problems.append(f'{path}: di_blocks {ino.blocks} but {total} bytes are mapped')
+
+	try:
+		root = fs.inode(2)
+		names = sorted(n for n, _, _ in fs.readdir(root) if n not in ('.', '..'))
+		want_names = sorted([p for p, _ in label['files']] + [p for p, _ in label['dirs']])
+		if names != want_names:
+			problems.append(f'root directory has {names}, label says {want_names}')
+		for path, size in label['files']:
+			check_file(path, fs.lookup(path), size)
+		for path, count in label['dirs']:
+			d = fs.lookup(path)
+			if d.mode & S_IFMT != S_IFDIR:
+				problems.append(f'{path}: not a directory')
+				continue
+			ents = [(n, i) for n, i, _ in fs.readdir(d) if n not in ('.', '..')]
+			if sorted(n for n, _ in ents) != [f'e{k:04d}' for k in range(count)]:
+				problems.append(f'{path}: {len(ents)} entries, not e0000..e{count - 1:04d}')
+			for n, i in ents:
+				check_file(f'{path}/{n}', fs.inode(i), 0)
+	except UfsError as e:
+		problems.append(str(e))
+	return problems
+
+
+# ------------------------------------------------------------ the corruption
+
+
+def corrupt(buf: bytearray, kind: str) -> bytearray:
+	"""A corrupted copy of a good image (its label is rewritten afterwards)."""
+	fs = Ufs(buf)
+	if kind == 'magic':
+		fs.pack('I', fs.sb_offset('magic'), 0)
+	elif kind == 'fsize-gt-bsize':
+		fs.pack('i', fs.sb_offset('fsize'), 2 * fs.bsize)
+	elif kind == 'ptr-beyond':
+		# Past fs_size and past the end of the disk, block aligned.
+		end = max(fs.size, (len(buf) + fs.fsize - 1) // fs.fsize)
+		beyond = (end + fs.frag - 1) // fs.frag * fs.frag + 64 * fs.frag
+		fs.pack(fs.ilay['ptr'], fs.db_offset(fs.lookup('direct').ino, 0), beyond)
+	elif kind == 'ind-self':
+		ind = fs.lookup('single').ib[0]
+		if not ind:
+			raise UfsError('`single` has no single-indirect block')
+		fs.pack(fs.ilay['ptr'], ind * fs.fsize, ind)
+	elif kind == 'cg-magic':
+		fs.pack('I', fs.cg_offset(0) + CG_MAGIC_OFF, 0)
+	elif kind == 'truncated':
+		return buf[:len(buf) // 2 // SECTOR * SECTOR]
+	else:
+		raise ValueError(f'unknown corruption {kind!r}')
+	return buf
+
+
+# ------------------------------------------------------------------ building
+
+
+@dataclass(frozen=True)
+class Image:
+	name: str
+	path: Path
+	label: str
+	expect: str
+	corrupt: str            # the corruption, '' on good and rw images
+	size: int               # bytes
+
+
+def makefs_binary() -> Optional[str]:
+	return shutil.which('makefs', path=os.pathsep.join(
+		[os.environ.get('PATH', ''), '/usr/sbin', '/sbin']))
+
+
+def makefs_version() -> Optional[str]:
+	"""makefs's Debian package version, None when it is not installed."""
+	try:
+		proc = subprocess.run(['dpkg-query', '-W', '-f=${db:Status-Status} ${Version}',
+				       PACKAGE], capture_output=True, text=True)
+	except OSError:
+		return None
+	parts = proc.stdout.split()
+	if proc.returncode != 0 or len(parts) != 2 or parts[0] != 'installed':
+		return None
+	return parts[1]
+
+
+def _need_makefs(allow_install: bool) -> Tuple[str, str]:
+	binary, version = makefs_binary(), makefs_version()
+	if binary and version:
+		return binary, version
+	if allow_install:
+		deps.ensure([PACKAGE], allow_install=True)
+		binary, version = makefs_binary(), makefs_version()
+		if binary and version:
+			return binary, version
+	raise UserError(f'the UFS fixtures need makefs (Debian package {PACKAGE}), which is '
+			'not installed\n  install it with:  sudo '
+			+ ' '.join(deps.install_command([PACKAGE])))
+
+
+def makefs_command(makefs: str, spec: Spec, image: Path, tree: Path) -> List[str]:
+	opts = f'version={1 if spec.type == "ufs1" else 2},bsize={spec.bsize},fsize={spec.fsize}'
+	cmd = [makefs, '-t', 'ffs', '-B', spec.endian, '-T', str(EPOCH), '-o', opts]
+	if spec.size:
+		cmd += ['-s', spec.size]
+	return cmd + [str(image), str(tree)]
+
+
+def _run_makefs(cmd: List[str]) -> None:
+	proc = subprocess.run(cmd, capture_output=True, text=True)
+	if proc.returncode != 0:
+		tail = '\n'.join((proc.stdout + proc.stderr).splitlines()[-10:])
+		raise UserError(f'makefs failed (exit {proc.returncode}): {" ".join(cmd)}\n{tail}')
+
+
+def set_key(recipe_text: str, makefs_ver: str) -> str:
+	"""The image set's directory name: recipe, generator and makefs versions."""
+	h = hashlib.sha256()
+	h.update(f'generator {GENERATOR_VERSION}\nmakefs {makefs_ver}\n'.encode())
+	h.update(recipe_text.encode())
+	return h.hexdigest()[:16]
+
+
+def _write_tree(root: Path, files, dirs) -> None:
+	root.mkdir(parents=True)
+	chunk = 1 << 20
+	for path, size in files:
+		with open(root / path, 'wb') as fh:
+			for off in range(0, size, chunk):
+				fh.write(content(path, off, min(chunk, size - off)))
+	for path, count in dirs:
+		(root / path).mkdir()
+		for k in range(count):
+			(root / path / f'e{k:04d}').touch()
+
+
+def _sparse_write(path: Path, buf) -> None:
+	"""Write buf to path, leaving all-zero 64 KiB runs as holes."""
+	step = 1 << 16
+	zero = bytes(step)
+	view = memoryview(buf)
+	with open(path, 'wb') as fh:
+		for off in range(0, len(buf), step):
+			piece = view[off:off + step]
+			if piece == zero[:len(piece)]:
+				fh.seek(len(piece), os.SEEK_CUR)
+			else:
+				fh.write(piece)
+		fh.truncate()
+
+
+def _finish(spec: Spec, buf: bytearray, files, dirs) -> str:
+	"""Check what makefs made, then write the label into bytes 0..8191."""
+	if any(buf[:LABEL_SIZE]):
+		raise UserError(f'makefs wrote into bytes 0..{LABEL_SIZE - 1} of {spec.name}; '
+				'there is no room for the label')
+	try:
+		fs = Ufs(buf)
+	except UfsError as e:
+		raise UserError(f'{spec.name}: makefs made no readable UFS: {e}')
+	got = (fs.type, fs.endian, fs.bsize, fs.fsize)
+	if got != (spec.type, spec.endian, spec.bsize, spec.fsize):
+		raise UserError(f'{spec.name}: makefs made {got}, not what was asked')
+	if fs.clean != 1:
+		raise UserError(f'{spec.name}: fs_clean is {fs.clean}; Linux would mount it read-only')
+	if fs.size * fs.fsize > len(buf):
+		raise UserError(f'{spec.name}: fs_size {fs.size} fragments does not fit the image')
+	# Linux reads the superblock at one place only; elsewhere it finds no magic.
+	expect = 'ok' if fs.sblock == LINUX_SBLOCK[spec.type] else 'mount-fails'
+	label = make_label(spec.name, spec.type, spec.endian, spec.bsize, spec.fsize,
+			   fs.sblock, expect, files, dirs)
+	buf[:LABEL_SIZE] = label_block(label)
+	return label
+
+
+def _generate(specs: List[Spec], out: Path, makefs: str, log: Callable[[str], None]) -> None:
+	made: Dict[str, Tuple[bytearray, str]] = {}
+	entries = []
+	for spec in specs:
+		t0 = time.monotonic()
+		if spec.role == 'corrupt':
+			src, _ = made[spec.source]
+			parsed = parse_label(src[:LABEL_SIZE])
+			buf = corrupt(bytearray(src), spec.kind)
+			label = make_label(spec.name, spec.type, spec.endian, spec.bsize, spec.fsize,
+					   int(parsed['sblock']), CORRUPT_EXPECT[spec.kind],
+					   parsed['files'], parsed['dirs'], corrupt=spec.kind)
+			buf[:LABEL_SIZE] = label_block(label)
+		else:
+			files, dirs = spec.entries()
+			tree = out / f'tree-{spec.name}'
+			_write_tree(tree, files, dirs)
+			raw = out / f'{spec.name}.raw'
+			_run_makefs(makefs_command(makefs, spec, raw, tree))
+			shutil.rmtree(tree)
+			buf = bytearray(raw.read_bytes())
+			raw.unlink()
+			label = _finish(spec, buf, files, dirs)
+			if spec.role == 'good':
+				made[spec.name] = (buf, label)
+		path = out / f'{spec.name}.img'
+		_sparse_write(path, buf)
+		path.chmod(0o444)
+		entries.append({'name': spec.name, 'file': path.name, 'label': label,
+				'expect': parse_label(label_block(label))['expect'],
+				'corrupt': spec.kind, 'size': len(buf)})
+		log(f'  {spec.name:<20} {len(buf):>10} bytes  {time.monotonic() - t0:5.1f}s')
+	(out / MANIFEST).write_text(json.dumps({'generator': GENERATOR_VERSION,
+						'images': entries}, indent=1) + '\n')
+
+
+def _load(d: Path) -> Optional[List[Image]]:
+	"""The image set in d, or None when it is missing or incomplete."""
+	try:
+		man = json.loads((d / MANIFEST).read_text())
+		images = [Image(e['name'], d / e['file'], e['label'], e['expect'], e['corrupt'],
+				e['size']) for e in man['images']]
+	except (OSError, ValueError, KeyError, TypeError):
+		return None
+	for img in images:
+		try:
+			if img.path.stat().st_size != img.size:
+				return None
+		except OSError:
+			return None
+	return images
+
+
+def _alive(pid: int) -> bool:
+	try:
+		os.kill(pid, 0)
+	except ProcessLookupError:
+		return False
+	except PermissionError:
+		return True
+	return True
+
+
+def _clean_stale(root: Path) -> None:
+	"""Remove what an interrupted build left: .tmp-<key>-<pid>-* of dead pids."""
+	for p in root.glob('.[to][ml][pd]-*'):
+		parts = p.name.split('-')
+		if len(parts) >= 3 and parts[2].isdigit() and _alive(int(parts[2])):
+			continue
+		shutil.rmtree(p, ignore_errors=True)
+
+
+def set_dir(cache: Path, recipe: Path = RECIPE) -> Path:
+	"""Where build() puts (or finds) the image set of this recipe."""
+	_, text = load_recipe(recipe)
+	version = makefs_version()
+	if version is None:
+		_need_makefs(False)
+	return Path(cache) / 'fixtures' / set_key(text, version or '')
+
+
+def build(cache: Path, recipe: Path = RECIPE, rebuild: bool = False,
+	  allow_install: bool = False, log: Optional[Callable[[str], None]] = None) -> List[Image]:
+	"""The recipe's images, made now or found from an earlier build.
+
+	Disk order: good images in recipe order, then rw, then corrupt.  Made in a
+	temporary directory renamed into place, so a set is there whole or not at all."""
+	log = log or (lambda s: None)
+	specs, text = load_recipe(recipe)
+	makefs, version = _need_makefs(allow_install)
+	root = Path(cache) / 'fixtures'
+	final = root / set_key(text, version)
+	if not rebuild:
+		images = _load(final)
+		if images is not None:
+			return images
+	root.mkdir(parents=True, exist_ok=True)
+	_clean_stale(root)
+	tmp = Path(tempfile.mkdtemp(prefix=f'.tmp-{final.name}-{os.getpid()}-', dir=root))
+	try:
+		log(f'Making the UFS fixture images in {final} (makefs {version})')
+		t0 = time.monotonic()
+		_generate(specs, tmp, makefs, log)
+		log(f'  {len(specs)} images in {time.monotonic() - t0:.1f}s')
+		if final.exists():
+			old = root / f'.old-{final.name}-{os.getpid()}'
+			final.rename(old)
+			tmp.rename(final)
+			shutil.rmtree(old, ignore_errors=True)
+		else:
+			try:
+				tmp.rename(final)
+			except OSError:     # another build finished first: keep that one
+				if _load(final) is None:
+					raise
+				shutil.rmtree(tmp, ignore_errors=True)
+	except BaseException:
+		shutil.rmtree(tmp, ignore_errors=True)
+		raise
+	images = _load(final)
+	if images is None:
+		raise UserError(f'the fixture set in {final} is incomplete')
+	return images
+
+
+def prune(cache: Path, keep: Path) -> List[Path]:
+	"""Remove every other image set under <cache>/fixtures; the removed dirs."""
+	gone = []
+	root = Path(cache) / 'fixtures'
+	for p in sorted(root.iterdir()) if root.is_dir() else []:
+		if p.is_dir() and p != keep and not p.name.startswith('.'):
+			shutil.rmtree(p)
+			gone.append(p)
+	return gone
+
+
+# ------------------------------------------------------- the guest and QEMU
+
+
+def _qemu_value(s: str) -> str:
+	return s.replace(',', ',,')        # QEMU option values escape commas by doubling
+
+
+def qemu_args(arch: str, images: Sequence[Image]) -> List[str]:
+	"""kunit.py --qemu_args strings attaching each image as a virtio disk.
+
+	snapshot=on: the guest may write, the writes go to a temporary overlay
+	and the file in the cache never changes.  serial= is the image name."""
+	dev = DEVICE.get(arch)
+	if dev is None:
+		raise UserError(f'no virtio disks for arch {arch}; the UFS fixtures need one of '
+				f'{", ".join(DEVICE)}')
+	out = []
+	for i, img in enumerate(images):
+		drive = (f'file={_qemu_value(str(img.path))},if=none,id=ufs{i},format=raw,'
+			 'snapshot=on')
+		out.append('-drive ' + shlex.quote(drive))
+		out.append('-device ' + shlex.quote(f'{dev},drive=ufs{i},serial={img.name}'))
+	return out
+
+
+def kconfig(arch: str) -> List[str]:
+	"""The CONFIG_ lines the guest needs to see the disks (not the UFS driver:
+	CONFIG_UFS_FS and CONFIG_UFS_FS_WRITE belong to the suite's own config).
+
+	From Linux 6.12: VIRTIO_BLK is in drivers/block/Kconfig inside `if BLK_DEV`
+	(which depends on BLOCK) and depends on VIRTIO, which the transports
+	select; VIRTIO_PCI depends on PCI, VIRTIO_MMIO on HAS_IOMEM && HAS_DMA;
+	both are in the VIRTIO_MENU menu."""
+	lines = ['CONFIG_BLOCK=y', 'CONFIG_BLK_DEV=y', 'CONFIG_VIRTIO_MENU=y', 'CONFIG_VIRTIO_BLK=y']
+	if arch in ('x86_64', 'i386'):
+		return lines + ['CONFIG_PCI=y', 'CONFIG_VIRTIO_PCI=y']
+	if arch in ('arm', 'arm64'):
+		return lines + ['CONFIG_VIRTIO_MMIO=y']
+	raise UserError(f'no virtio disks for arch {arch}; the UFS fixtures need one of '
+			f'{", ".join(DEVICE)}')
+
+
+# ------------------------------------------------------------------ the verb
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+	p.add_argument('--list', action='store_true', help='also print every label')
+	p.add_argument('--rebuild', action='store_true',
+		       help='make the images again even if the set exists')
+	p.add_argument('--verify', action='store_true',
+		       help='read every good and rw image back with the reader and compare')
+	p.add_argument('--prune', action='store_true',
+		       help='remove the image sets of other recipes from the cache')
+	p.add_argument('--recipe', default=str(RECIPE), help=f'the recipe (default: {RECIPE})')
+
+
+def cmd(args: argparse.Namespace) -> int:
+	cache = paths.cache_dir(getattr(args, 'cache_dir', None))
+	images = build(cache, Path(args.recipe), rebuild=args.rebuild,
+		       allow_install=not getattr(args, 'no_install', True), log=print)
+	where = images[0].path.parent if images else set_dir(cache, Path(args.recipe))
+	print(where)
+	for img in images:
+		print(f'  {img.name:<20} {img.size:>10}  expect {img.expect}'
+		      + (f'  corrupt {img.corrupt}' if img.corrupt else ''))
+	rc = 0
+	if args.verify:
+		for img in images:
+			if img.corrupt:
+				continue
+			problems = verify(img.path.read_bytes())
+			print(f'verify {img.name}: ' + ('ok' if not problems else f'{len(problems)} problems'))
+			for p in problems[:20]:
+				print(f'  {p}')
+			rc = rc or (1 if problems else 0)
+	if args.list:
+		for img in images:
+			print(f'\n== {img.name} ({img.path.name})')
+			sys.stdout.write(img.label)
+	if args.prune:
+		for p in prune(cache, where):
+			print(f'Removed {p}')
+	return rc
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+	"""`kunit.py fixtures [--list] [--rebuild] ...` on its own."""
+	p = argparse.ArgumentParser(prog='kunit.py fixtures', description=__doc__.split('\n')[0])
+	p.add_argument('--cache-dir', default=None)
+	p.add_argument('--no-install', action='store_true')
+	add_arguments(p)
+	args = p.parse_args(argv)
+	try:
+		return cmd(args)
+	except UserError as e:
+		print(f'kunit.py fixtures: error: {e}', file=sys.stderr)
+		return e.exit_code
