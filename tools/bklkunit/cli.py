@@ -105,6 +105,12 @@ def build_parser() -> argparse.ArgumentParser:
 	run.add_arguments(p)
 	p.set_defaults(func=cmd_run)
 
+	p = sub.add_parser('fixtures', help='make (or find) the UFS fixture images and list them')
+	_common(p)
+	from . import fixtures
+	fixtures.add_arguments(p)
+	p.set_defaults(func=fixtures.cmd)
+
 	p = sub.add_parser('check-series', help='apply, checkpatch and build each patch')
 	_common(p)
 	from . import seriescheck

@@ -12,6 +12,8 @@ from .errors import UserError
 BUILD_PACKAGES = ['git', 'make', 'gcc', 'libc6-dev', 'flex', 'bison', 'bc',
 		  'libelf-dev', 'libssl-dev', 'xz-utils', 'perl', 'ccache',
 		  'python3', paths.SOURCE_PACKAGE]
+# What running the suites needs: makefs makes the UFS fixture disks (fixtures.py).
+RUN_PACKAGES = ['makefs']
 # What `make test` needs beyond that.
 # checkpatch's SPDX check (scripts/spdxcheck.py), for check-series.
 CHECK_PACKAGES = ['python3-ply', 'python3-git']
@@ -64,7 +66,7 @@ def ensure(packages: Iterable[str], allow_install: bool = True) -> None:
 
 
 def for_arches(arches: Iterable[str]) -> List[str]:
-	pkgs = list(BUILD_PACKAGES)
+	pkgs = list(BUILD_PACKAGES) + RUN_PACKAGES
 	for a in arches:
 		pkgs.extend(paths.ARCHES[a].packages)
 	return pkgs

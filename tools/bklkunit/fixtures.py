@@ -116,6 +116,7 @@ class Spec:
 	bsize: int
 	fsize: int
 	size: str = ''          # makefs -s (rw images)
+	free_files: int = 0     # makefs -f (rw images)
 	kind: str = ''          # corrupt: the corruption
 	source: str = ''        # corrupt: the good image it is a copy of
 
@@ -177,8 +178,11 @@ def load_recipe(recipe: Path) -> Tuple[List[Spec], str]:
 			raise UserError(f'{where}: rw[{i}] needs type, endian, bsize, fsize, size ({ex})')
 		if t not in TYPES or e not in ENDIANS or not SIZE_RE.match(size):
 			raise UserError(f'{where}: rw[{i}]: bad type, endian or size ({t!r}, {e!r}, {size!r})')
+		free = rw.get('free_files', 0)
+		if not isinstance(free, int) or free < 0:
+			raise UserError(f'{where}: rw[{i}]: free_files must be a count, not {free!r}')
 		specs.append(Spec(rw.get('name', 'rw-' + image_name(t, e, b, f)), 'rw', t, e, b, f,
-				  size=size))
+				  size=size, free_files=free))
 	good = {s.name: s for s in specs if s.role == 'good'}
 	for i, c in enumerate(data.get('corrupt', [])):
 		kind, src = c.get('kind'), c.get('from')
@@ -272,7 +276,7 @@ SBLOCK_SEARCH = (65536, 8192, 0, 262144)     # FreeBSD's SBLOCKSEARCH order
 SB = {'sblkno': 8, 'cblkno': 12, 'iblkno': 16, 'dblkno': 20, 'cgoffset': 24,
       'cgmask': 28, 'size1': 36, 'ncg': 44, 'bsize': 48, 'fsize': 52, 'frag': 56,
       'sbsize': 104, 'nindir': 116, 'inopb': 120, 'csaddr1': 152, 'ipg': 184, 'fpg': 188,
-      'clean': 209, 'sblockloc': 1000, 'size2': 1080, 'csaddr2': 1096, 'magic': 1372}
+      'clean': 209, 'nbfree1': 196, 'nbfree2': 1016, 'sblockloc': 1000, 'size2': 1080, 'csaddr2': 1096, 'magic': 1372}
 CG_MAGIC_OFF = 4                             # struct ufs_cylinder_group.cg_magic
 # Inode field offsets: UFS1 struct ufs_inode (128 bytes), UFS2 struct ufs2_inode (256).
 INODE = {
@@ -354,6 +358,10 @@ class Ufs:
 
 	def sb_int(self, name: str, fmt: str = 'i') -> int:
 		return struct.unpack_from(self.e + fmt, self.buf, self.sblock + SB[name])[0]
+
+	def free_blocks(self) -> int:
+		"""fs_cstotal.cs_nbfree: whole free blocks."""
+		return self.sb_int('nbfree2', 'q') if self.type == 'ufs2' else self.sb_int('nbfree1')
 
 	def sb_offset(self, name: str) -> int:
 		return self.sblock + SB[name]
@@ -646,6 +654,8 @@ def makefs_command(makefs: str, spec: Spec, image: Path, tree: Path) -> List[str
 	cmd = [makefs, '-t', 'ffs', '-B', spec.endian, '-T', str(EPOCH), '-o', opts]
 	if spec.size:
 		cmd += ['-s', spec.size]
+	if spec.free_files:
+		cmd += ['-f', str(spec.free_files)]
 	return cmd + [str(image), str(tree)]
 
 
