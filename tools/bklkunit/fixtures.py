@@ -727,32 +727,36 @@ def _finish(spec: Spec, buf: bytearray, files, dirs) -> str:
 
 
 def _generate(specs: List[Spec], out: Path, makefs: str, log: Callable[[str], None]) -> None:
-	made: Dict[str, Tuple[bytearray, str]] = {}
+	sources = {s.source for s in specs if s.role == 'corrupt'}
+	made: Dict[str, bytearray] = {}         # the good images corrupted copies are made of
 	entries = []
 	for spec in specs:
 		t0 = time.monotonic()
+		path = out / f'{spec.name}.img'
 		if spec.role == 'corrupt':
-			src, _ = made[spec.source]
+			src = made[spec.source]
 			parsed = parse_label(src[:LABEL_SIZE])
 			buf = corrupt(bytearray(src), spec.kind)
 			label = make_label(spec.name, spec.type, spec.endian, spec.bsize, spec.fsize,
 					   int(parsed['sblock']), CORRUPT_EXPECT[spec.kind],
 					   parsed['files'], parsed['dirs'], corrupt=spec.kind)
 			buf[:LABEL_SIZE] = label_block(label)
+			_sparse_write(path, buf)
 		else:
 			files, dirs = spec.entries()
 			tree = out / f'tree-{spec.name}'
 			_write_tree(tree, files, dirs)
-			raw = out / f'{spec.name}.raw'
-			_run_makefs(makefs_command(makefs, spec, raw, tree))
+			_run_makefs(makefs_command(makefs, spec, path, tree))
 			shutil.rmtree(tree)
-			buf = bytearray(raw.read_bytes())
-			raw.unlink()
+			buf = bytearray(path.read_bytes())
 			label = _finish(spec, buf, files, dirs)
-			if spec.role == 'good':
-				made[spec.name] = (buf, label)
-		path = out / f'{spec.name}.img'
-		_sparse_write(path, buf)
+			if spec.role == 'rw':           # mostly free space: keep it a hole
+				_sparse_write(path, buf)
+			else:
+				with open(path, 'r+b') as fh:
+					fh.write(buf[:LABEL_SIZE])
+			if spec.name in sources:
+				made[spec.name] = buf
 		path.chmod(0o444)
 		entries.append({'name': spec.name, 'file': path.name, 'label': label,
 				'expect': parse_label(label_block(label))['expect'],

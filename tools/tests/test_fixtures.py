@@ -1,0 +1,603 @@
+# SPDX-License-Identifier: GPL-2.0
+"""tools/bklkunit/fixtures.py: the UFS fixture images.
+
+The real image set is made once per session with the installed makefs into a
+temporary cache and read back with the module's own UFS reader, which follows
+the on-disk pointers independently of Linux."""
+
+import json
+import os
+import shlex
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bklkunit import cli, deps, fixtures, paths
+from bklkunit.errors import UserError
+
+SPECS, _ = fixtures.load_recipe(fixtures.RECIPE)
+GOOD = [s.name for s in SPECS if s.role == 'good']
+RW = [s.name for s in SPECS if s.role == 'rw']
+CORRUPT = [s.name for s in SPECS if s.role == 'corrupt']
+
+needs_makefs = pytest.mark.skipif(fixtures.makefs_binary() is None
+				  or fixtures.makefs_version() is None,
+				  reason='makefs is not installed (apt-get install makefs)')
+
+
+@pytest.fixture(scope='session')
+def image_set(tmp_path_factory):
+	"""{name: (Image, bytes)} of the real recipe, made once."""
+	if fixtures.makefs_binary() is None or fixtures.makefs_version() is None:
+		pytest.skip('makefs is not installed')
+	cache = tmp_path_factory.mktemp('fixture-cache')
+	images = fixtures.build(cache)
+	return {img.name: (img, img.path.read_bytes()) for img in images}
+
+
+def small_recipe(where: Path, **changes) -> Path:
+	"""A recipe of one or two small images, for the cache tests."""
+	data = {'geometries': [[4096, 512]], 'types': ['ufs1'], 'endians': ['le'],
+		'rw': [], 'corrupt': []}
+	data.update(changes)
+	p = where / 'small.json'
+	p.write_text(json.dumps(data, indent=1))
+	return p
+
+
+# ---------------------------------------------------------------- content
+
+
+def test_content_formula():
+	assert fixtures.content('frags', 0, 16) == b'frags:0\nfrags:0\n'
+	sector = fixtures.content('frags', 0, 512)
+	assert sector == (b'frags:0\n' * 64)
+	s = b'tail3:1024\n'
+	third = fixtures.content('tail3', 1024, 512)
+	assert third == bytes(s[i % len(s)] for i in range(512))
+	whole = fixtures.content('many/e0001', 0, 5000)
+	for off, n in [(0, 0), (1, 1), (511, 2), (700, 1000), (4999, 1)]:
+		assert fixtures.content('many/e0001', off, n) == whole[off:off + n]
+	assert len(fixtures.content('double', 123456, 70000)) == 70000
+
+
+def test_sizes_per_geometry():
+	assert fixtures.file_sizes(4096, 512, 'ufs1') == [
+		('empty', 0), ('frags', 1529),
+		('tail1', 4603), ('tail2', 5115), ('tail3', 5627), ('tail4', 6139),
+		('tail5', 6651), ('tail6', 7163), ('tail7', 7675),
+		('direct', 42485), ('single', 62451), ('double', 4252143)]
+	assert fixtures.file_sizes(4096, 512, 'ufs2')[-1] == ('double', (12 + 512 + 2) * 4096 + 495)
+	big = dict(fixtures.file_sizes(16384, 2048, 'ufs2'))
+	assert big['frags'] == 3 * 2048 - 7
+	assert big['tail7'] == 16384 + 7 * 2048 - 5
+	assert big['direct'] == 10 * 16384 + 3 * 2048 - 11
+	assert big['single'] == 15 * 16384 + 2 * 2048 - 13
+	assert big['double'] == (12 + 2048 + 2) * 16384 + 2048 - 17
+	assert dict(fixtures.file_sizes(16384, 2048, 'ufs1'))['double'] == \
+		(12 + 4096 + 2) * 16384 + 2048 - 17
+	# 4 fragments a block: tail1..tail3
+	assert [n for n, _ in fixtures.file_sizes(8192, 2048, 'ufs1')][2:5] == \
+		['tail1', 'tail2', 'tail3']
+
+
+# ------------------------------------------------------------------ label
+
+SAMPLE = ('BKLUFS-FIXTURE 1\n'
+	  'image bad-ind-self\n'
+	  'type ufs1\n'
+	  'endian be\n'
+	  'bsize 4096\n'
+	  'fsize 512\n'
+	  'sblock 8192\n'
+	  'mount 44bsd\n'
+	  'expect io-error\n'
+	  'corrupt ind-self\n'
+	  'file empty 0\n'
+	  'file frags 1529\n'
+	  'dir many 300\n'
+	  'end\n')
+
+
+def test_label_exact_text():
+	text = fixtures.make_label('bad-ind-self', 'ufs1', 'be', 4096, 512, 8192, 'io-error',
+				   [('empty', 0), ('frags', 1529)], [('many', 300)],
+				   corrupt='ind-self')
+	assert text == SAMPLE
+	good = fixtures.make_label('ufs2-le-16384', 'ufs2', 'le', 16384, 2048, 65536, 'ok',
+				   [('empty', 0)], [])
+	assert good == ('BKLUFS-FIXTURE 1\nimage ufs2-le-16384\ntype ufs2\nendian le\n'
+			'bsize 16384\nfsize 2048\nsblock 65536\nmount ufs2\nexpect ok\n'
+			'file empty 0\nend\n')
+	block = fixtures.label_block(text)
+	assert len(block) == 8192 and block.startswith(SAMPLE.encode()) \
+		and not any(block[len(SAMPLE):])
+	parsed = fixtures.parse_label(block)
+	assert parsed['image'] == 'bad-ind-self' and parsed['sblock'] == 8192
+	assert parsed['corrupt'] == 'ind-self'
+	assert parsed['files'] == [('empty', 0), ('frags', 1529)]
+	assert parsed['dirs'] == [('many', 300)]
+
+
+def test_label_that_does_not_fit():
+	files = [(f'f{i:06d}', i) for i in range(800)]
+	with pytest.raises(UserError, match='only 8192 fit'):
+		fixtures.make_label('x', 'ufs1', 'le', 4096, 512, 8192, 'ok', files, [])
+
+
+@pytest.mark.parametrize('bad', [
+	SAMPLE.replace('type ufs1\nendian be\n', 'endian be\ntype ufs1\n'),
+	SAMPLE.replace('end\n', ''),
+	SAMPLE.replace('bsize 4096', 'bsize  4096'),
+	SAMPLE.replace('BKLUFS-FIXTURE 1', 'BKLUFS-FIXTURE 2'),
+])
+def test_label_parser_is_strict(bad):
+	with pytest.raises(ValueError):
+		fixtures.parse_label(fixtures.label_block(bad))
+
+
+# ----------------------------------------------------------------- recipe
+
+
+def test_recipe_images_and_order():
+	assert GOOD == ['ufs1-le-4096', 'ufs1-be-4096', 'ufs2-le-4096', 'ufs2-be-4096',
+			'ufs1-le-16384', 'ufs1-be-16384', 'ufs2-le-16384', 'ufs2-be-16384']
+	assert RW == ['rw-ufs1-le-4096', 'rw-ufs2-le-4096']
+	assert CORRUPT == ['bad-magic', 'bad-magic-ufs2', 'bad-fsize-gt-bsize',
+			   'bad-ptr-beyond', 'bad-ind-self', 'bad-cg-magic', 'bad-truncated']
+	assert [s.role for s in SPECS] == ['good'] * 8 + ['rw'] * 2 + ['corrupt'] * 7
+	assert all(len(s.name) <= 20 for s in SPECS)
+	kinds = {s.kind for s in SPECS if s.role == 'corrupt'}
+	assert kinds == set(fixtures.CORRUPT_EXPECT)
+
+
+def test_a_geometry_is_one_line(tmp_path):
+	text = fixtures.RECIPE.read_text()
+	assert '  [16384, 2048]\n' in text
+	more = text.replace('  [16384, 2048]\n', '  [16384, 2048],\n  [8192, 1024]\n')
+	(tmp_path / 'r.json').write_text(more)
+	specs, _ = fixtures.load_recipe(tmp_path / 'r.json')
+	good = [s.name for s in specs if s.role == 'good']
+	assert good[:8] == GOOD
+	assert good[8:] == ['ufs1-le-8192', 'ufs1-be-8192', 'ufs2-le-8192', 'ufs2-be-8192']
+	# not bsize/8: the fsize is part of the name
+	assert fixtures.image_name('ufs2', 'be', 16384, 4096) == 'ufs2-be-16384-4096'
+
+
+@pytest.mark.parametrize('change, message', [
+	({'geometries': [[4096, 256]]}, 'unusable'),
+	({'geometries': [[4096, 1024], [4096, 2048]]}, 'unusable'),
+	({'geometries': [[4095, 512]]}, 'powers of two'),
+	({'types': ['ufs3']}, 'unknown type'),
+	({'endians': ['pdp']}, 'unknown endian'),
+	({'corrupt': [{'kind': 'nonsense', 'from': 'ufs1-le-4096'}]}, 'unknown kind'),
+	({'corrupt': [{'kind': 'magic', 'from': 'ufs2-le-4096'}]}, 'must name a good image'),
+	({'corrupt': [{'kind': 'magic', 'from': 'ufs1-le-4096'},
+		      {'kind': 'magic', 'from': 'ufs1-le-4096'}]}, 'two images named bad-magic'),
+	({'corrupt': [{'kind': 'magic', 'from': 'ufs1-le-4096',
+		       'name': 'a-name-longer-than-twenty'}]}, 'not 1-20'),
+	({'rw': [{'type': 'ufs1', 'endian': 'le', 'bsize': 4096, 'fsize': 512,
+		  'size': '64 MB'}]}, 'bad type, endian or size'),
+])
+def test_recipe_errors(tmp_path, change, message):
+	with pytest.raises(UserError, match=message):
+		fixtures.load_recipe(small_recipe(tmp_path, **change))
+
+
+# -------------------------------------------------------- the real images
+
+
+def test_the_set_covers_every_combination(image_set):
+	seen = set()
+	for name in GOOD:
+		img, buf = image_set[name]
+		fs = fixtures.Ufs(buf)
+		seen.add((fs.type, fs.endian, fs.bsize, fs.fsize))
+		assert img.expect == fixtures.parse_label(buf)['expect']
+	assert seen == {(t, e, b, f) for t in ('ufs1', 'ufs2') for e in ('le', 'be')
+			for b, f in [(4096, 512), (16384, 2048)]}
+	assert list(image_set) == GOOD + RW + CORRUPT
+
+
+@pytest.mark.parametrize('name', GOOD + RW)
+def test_good_image_reads_back_byte_for_byte(image_set, name):
+	img, buf = image_set[name]
+	assert fixtures.verify(buf) == []
+	# and the same once more by hand, through the pointers
+	fs = fixtures.Ufs(buf)
+	spec = next(s for s in SPECS if s.name == name)
+	files, dirs = spec.entries()
+	root = {n: i for n, i, _ in fs.readdir(fs.inode(2))}
+	assert set(root) == {'.', '..'} | {p for p, _ in files} | {p for p, _ in dirs}
+	for path, size in files:
+		ino = fs.inode(root[path])
+		assert ino.size == size
+		assert fs.read(ino) == fixtures.content(path, 0, size), path
+	if dirs:
+		many = fs.inode(root['many'])
+		entries = {n: i for n, i, _ in fs.readdir(many) if n not in ('.', '..')}
+		assert sorted(entries) == [f'e{k:04d}' for k in range(300)]
+		assert all(fs.inode(i).size == 0 for i in entries.values())
+
+
+@pytest.mark.parametrize('name', GOOD)
+def test_block_mapping(image_set, name):
+	_, buf = image_set[name]
+	fs = fixtures.Ufs(buf)
+	b, f = fs.bsize, fs.fsize
+	frags = fs.lookup('frags')
+	assert frags.db[0] and frags.db[1] == 0 and frags.blocks * 512 == 3 * f
+	for k in range(1, b // f):
+		tail = fs.lookup(f'tail{k}')
+		assert tail.db[0] % fs.frag == 0 and tail.db[1] and tail.db[2] == 0
+		assert tail.blocks * 512 == b + k * f, f'tail{k}'
+	direct = fs.lookup('direct')
+	assert all(direct.db[:11]) and direct.db[11] == 0 and direct.ib == [0, 0, 0]
+	single = fs.lookup('single')
+	assert all(single.db) and single.ib[0] and single.ib[1:] == [0, 0]
+	assert fs.entry(single.ib[0], 3) and fs.entry(single.ib[0], 4) == 0
+	double = fs.lookup('double')
+	assert double.ib[0] and double.ib[1] and double.ib[2] == 0
+	second = fs.entry(double.ib[1], 0)
+	assert second and fs.entry(double.ib[1], 1) == 0
+	assert fs.entry(second, 2) and fs.entry(second, 3) == 0
+	assert fs.entry(double.ib[0], fs.nindir - 1)
+
+
+@pytest.mark.parametrize('name', GOOD + RW + CORRUPT)
+def test_label_is_in_the_boot_area(image_set, name):
+	img, buf = image_set[name]
+	assert buf[:8192] == fixtures.label_block(img.label)
+	label = fixtures.parse_label(buf)
+	assert label['image'] == name and label['expect'] == img.expect
+	assert label['mount'] == {'ufs1': '44bsd', 'ufs2': 'ufs2'}[label['type']]
+	assert img.size == len(buf) == img.path.stat().st_size
+
+
+@pytest.mark.parametrize('name', GOOD + RW)
+def test_superblock_location_and_expect(image_set, name):
+	"""This makefs writes the UFS2 superblock at 8192 (fs_sblockloc 8192),
+	where Linux's ufstype=ufs2 never looks (it reads 65536 only)."""
+	img, buf = image_set[name]
+	fs = fixtures.Ufs(buf)
+	label = fixtures.parse_label(buf)
+	assert label['sblock'] == fs.sblock == fs.sblockloc
+	assert fs.sblock in (8192, 65536)
+	linux = fixtures.LINUX_SBLOCK[fs.type]
+	assert img.expect == ('ok' if fs.sblock == linux else 'mount-fails')
+	assert fs.clean == 1
+	if fs.sblock != linux:
+		# what Linux reads there is no superblock in either byte order
+		for e in '<>':
+			assert struct.unpack_from(e + 'I', buf, linux + 1372)[0] not in (
+				fixtures.UFS1_MAGIC, fixtures.UFS2_MAGIC)
+
+
+@pytest.mark.parametrize('name', RW)
+def test_rw_images_have_room(image_set, name):
+	img, buf = image_set[name]
+	fs = fixtures.Ufs(buf)
+	assert len(buf) == 64 << 20 and fs.size * fs.fsize == 64 << 20
+	assert fs.free_blocks() * fs.bsize > 48 << 20
+	assert fixtures.parse_label(buf)['files'] == [('seed', 4096)]
+	assert fs.read(fs.lookup('seed')) == fixtures.content('seed', 0, 4096)
+	assert img.expect in ('ok', 'mount-fails') and not img.corrupt
+
+
+def _differences(a: bytes, b: bytes):
+	"""Byte offsets past the label where a and b differ (same length)."""
+	assert len(a) == len(b)
+	step = 1 << 16
+	out = []
+	for off in range(8192, len(a), step):
+		if a[off:off + step] != b[off:off + step]:
+			out += [off + i for i, (x, y) in enumerate(zip(a[off:off + step],
+									b[off:off + step])) if x != y]
+	return out
+
+
+@pytest.mark.parametrize('name', CORRUPT)
+def test_corruption_is_in_the_image(image_set, name):
+	img, buf = image_set[name]
+	spec = next(s for s in SPECS if s.name == name)
+	src_img, src = image_set[spec.source]
+	label, src_label = fixtures.parse_label(buf), fixtures.parse_label(src)
+	assert label['corrupt'] == img.corrupt == spec.kind
+	assert label['expect'] == img.expect == fixtures.CORRUPT_EXPECT[spec.kind]
+	assert (label['files'], label['dirs'], label['sblock']) == \
+		(src_label['files'], src_label['dirs'], src_label['sblock'])
+	good = fixtures.Ufs(src)
+	e = good.e
+	kind = spec.kind
+	if kind == 'truncated':
+		assert len(buf) == len(src) // 2 // 512 * 512 and buf[8192:] == src[8192:len(buf)]
+		fs = fixtures.Ufs(buf)          # the superblock survives...
+		with pytest.raises(fixtures.UfsError, match='beyond the image'):
+			fs.read(fs.lookup('double'))     # ...the end of `double` does not
+		return
+	diff = _differences(buf, src)
+	if kind == 'magic':
+		off = good.sblock + 1372
+		assert struct.unpack_from(e + 'I', buf, off)[0] == 0
+		assert diff and all(off <= d < off + 4 for d in diff)
+		with pytest.raises(fixtures.UfsError, match='no UFS superblock'):
+			fixtures.Ufs(buf)
+	elif kind == 'fsize-gt-bsize':
+		fs = fixtures.Ufs(buf, check=False)
+		assert fs.fsize == 2 * fs.bsize == 2 * good.bsize
+		assert all(good.sblock + 52 <= d < good.sblock + 56 for d in diff)
+		with pytest.raises(fixtures.UfsError, match='bad geometry'):
+			fixtures.Ufs(buf)
+	elif kind == 'ptr-beyond':
+		fs = fixtures.Ufs(buf)
+		direct = fs.lookup('direct')
+		assert direct.db[0] > fs.size and direct.db[0] * fs.fsize >= len(buf)
+		assert direct.db[0] % fs.frag == 0
+		assert direct.db[1:] == good.lookup('direct').db[1:]
+		off = fs.db_offset(direct.ino, 0)
+		assert diff and all(off <= d < off + fs.psize for d in diff)
+		with pytest.raises(fixtures.UfsError, match='beyond the image'):
+			fs.read(direct)
+		assert fs.read(fs.lookup('single')) == fixtures.content('single', 0, 62451)
+	elif kind == 'ind-self':
+		fs = fixtures.Ufs(buf)
+		ind = fs.lookup('single').ib[0]
+		assert ind == good.lookup('single').ib[0]
+		assert fs.entry(ind, 0) == ind != good.entry(ind, 0)
+		assert diff and all(ind * fs.fsize <= d < ind * fs.fsize + fs.psize for d in diff)
+		assert fs.read(fs.lookup('single')) != fixtures.content('single', 0, 62451)
+	elif kind == 'cg-magic':
+		fs = fixtures.Ufs(buf)
+		assert good.cg_magic(0) == fixtures.CG_MAGIC and fs.cg_magic(0) == 0
+		off = fs.cg_offset(0) + 4
+		assert diff and all(off <= d < off + 4 for d in diff)
+		assert fixtures.verify(buf) == []        # every file still reads back
+	else:
+		raise AssertionError(f'no check for {kind}')
+
+
+def test_ufs2_magic_copy(image_set):
+	_, buf = image_set['bad-magic-ufs2']
+	assert fixtures.parse_label(buf)['type'] == 'ufs2'
+	with pytest.raises(fixtures.UfsError):
+		fixtures.Ufs(buf)
+
+
+def test_images_are_read_only_files(image_set):
+	for img, _ in image_set.values():
+		assert not img.path.stat().st_mode & 0o222
+
+
+# -------------------------------------------------------------- the cache
+
+
+@needs_makefs
+def test_an_unchanged_recipe_reuses_the_images(tmp_path, monkeypatch):
+	recipe = small_recipe(tmp_path)
+	cache = tmp_path / 'cache'
+	first = fixtures.build(cache, recipe)
+	assert [i.name for i in first] == ['ufs1-le-4096']
+	stamp = first[0].path.stat().st_mtime_ns
+
+	def no_makefs(cmd):
+		raise AssertionError('makefs ran for an unchanged recipe')
+	monkeypatch.setattr(fixtures, '_run_makefs', no_makefs)
+	again = fixtures.build(cache, recipe)
+	assert again == first and again[0].path.stat().st_mtime_ns == stamp
+	# the same recipe in other whitespace is the same recipe
+	recipe.write_text(json.dumps(json.loads(recipe.read_text())))
+	assert fixtures.build(cache, recipe) == first
+
+
+@needs_makefs
+def test_what_makes_a_new_set(tmp_path, monkeypatch):
+	recipe = small_recipe(tmp_path)
+	cache = tmp_path / 'cache'
+	first = fixtures.build(cache, recipe)
+	calls = []
+	real = fixtures._run_makefs
+	monkeypatch.setattr(fixtures, '_run_makefs', lambda cmd: (calls.append(cmd), real(cmd)))
+	small_recipe(tmp_path, endians=['le', 'be'])
+	second = fixtures.build(cache, recipe)
+	assert len(calls) == 2 and [i.name for i in second] == ['ufs1-le-4096', 'ufs1-be-4096']
+	assert second[0].path.parent != first[0].path.parent
+	monkeypatch.setattr(fixtures, 'GENERATOR_VERSION', fixtures.GENERATOR_VERSION + 1)
+	third = fixtures.build(cache, recipe)
+	assert len(calls) == 4 and third[0].path.parent not in (first[0].path.parent,
+								 second[0].path.parent)
+	monkeypatch.setattr(fixtures, 'makefs_version', lambda: '99-1')
+	fourth = fixtures.build(cache, recipe)
+	assert len(calls) == 6 and fourth[0].path.parent != third[0].path.parent
+	# --rebuild: the same directory, made again
+	fifth = fixtures.build(cache, recipe, rebuild=True)
+	assert len(calls) == 8 and fifth[0].path.parent == fourth[0].path.parent
+	sets = sorted(p.name for p in (cache / 'fixtures').iterdir())
+	assert len(sets) == 4 and not [s for s in sets if s.startswith('.')]
+	gone = fixtures.prune(cache, fifth[0].path.parent)
+	assert len(gone) == 3 and [p.name for p in (cache / 'fixtures').iterdir()] == \
+		[fifth[0].path.parent.name]
+
+
+@needs_makefs
+def test_a_failed_build_leaves_nothing(tmp_path, monkeypatch):
+	recipe = small_recipe(tmp_path, endians=['le', 'be'])
+	cache = tmp_path / 'cache'
+	(cache / 'fixtures').mkdir(parents=True)
+	# what a killed build left behind: a temporary directory of a dead pid
+	stale = cache / 'fixtures' / '.tmp-0123456789abcdef-999999999-xyz'
+	(stale / 'tree-x').mkdir(parents=True)
+	real = fixtures._run_makefs
+	calls = []
+
+	def second_fails(cmd):
+		calls.append(cmd)
+		if len(calls) == 2:
+			raise KeyboardInterrupt
+		real(cmd)
+	monkeypatch.setattr(fixtures, '_run_makefs', second_fails)
+	with pytest.raises(KeyboardInterrupt):
+		fixtures.build(cache, recipe)
+	assert len(calls) == 2
+	assert list((cache / 'fixtures').iterdir()) == []
+	monkeypatch.setattr(fixtures, '_run_makefs', real)
+	images = fixtures.build(cache, recipe)
+	assert len(images) == 2 and all(i.path.is_file() for i in images)
+
+
+@needs_makefs
+def test_a_broken_set_is_made_again(tmp_path):
+	recipe = small_recipe(tmp_path)
+	cache = tmp_path / 'cache'
+	first = fixtures.build(cache, recipe)
+	first[0].path.chmod(0o644)
+	with open(first[0].path, 'r+b') as fh:
+		fh.truncate(8192)
+	again = fixtures.build(cache, recipe)
+	assert again[0].path == first[0].path and again[0].path.stat().st_size == first[0].size
+
+
+def test_makefs_failure_is_a_user_error(tmp_path, monkeypatch):
+	monkeypatch.setattr(fixtures, 'makefs_binary', lambda: '/bin/false')
+	monkeypatch.setattr(fixtures, 'makefs_version', lambda: '1-1')
+	with pytest.raises(UserError, match='makefs failed'):
+		fixtures.build(tmp_path / 'cache', small_recipe(tmp_path))
+	assert [p for p in (tmp_path / 'cache' / 'fixtures').iterdir()] == []
+
+
+@pytest.mark.parametrize('binary, version', [(None, '20190105-3'), ('/usr/sbin/makefs', None)])
+def test_missing_makefs(tmp_path, monkeypatch, binary, version):
+	monkeypatch.setattr(fixtures, 'makefs_binary', lambda: binary)
+	monkeypatch.setattr(fixtures, 'makefs_version', lambda: version)
+	with pytest.raises(UserError) as e:
+		fixtures.build(tmp_path / 'cache', small_recipe(tmp_path))
+	msg = str(e.value)
+	assert 'makefs' in msg
+	assert 'apt-get install -y --no-install-recommends makefs' in msg
+	assert not (tmp_path / 'cache' / 'fixtures').exists()
+
+
+def test_makefs_is_needed_to_run():
+	assert 'makefs' in deps.for_arches(['x86_64'])
+	assert 'makefs' in deps.for_arches(['arm64'])
+
+
+# ------------------------------------------------------------- QEMU and Kconfig
+
+
+def _images(where: str):
+	return [fixtures.Image('ufs1-le-4096', Path(where) / 'ufs1-le-4096.img', '', 'ok', '', 1),
+		fixtures.Image('bad-magic', Path(where) / 'bad-magic.img', '', 'mount-fails',
+			       'magic', 1)]
+
+
+@pytest.mark.parametrize('arch, device', [('x86_64', 'virtio-blk-pci'),
+					  ('i386', 'virtio-blk-pci'),
+					  ('arm', 'virtio-blk-device'),
+					  ('arm64', 'virtio-blk-device')])
+def test_qemu_args(arch, device):
+	args = fixtures.qemu_args(arch, _images('/c/fixtures/0123'))
+	assert args == [
+		'-drive file=/c/fixtures/0123/ufs1-le-4096.img,if=none,id=ufs0,format=raw,snapshot=on',
+		f'-device {device},drive=ufs0,serial=ufs1-le-4096',
+		'-drive file=/c/fixtures/0123/bad-magic.img,if=none,id=ufs1,format=raw,snapshot=on',
+		f'-device {device},drive=ufs1,serial=bad-magic',
+	]
+	assert [shlex.split(a) for a in args][:2] == [
+		['-drive', 'file=/c/fixtures/0123/ufs1-le-4096.img,if=none,id=ufs0,format=raw,'
+		 'snapshot=on'], ['-device', f'{device},drive=ufs0,serial=ufs1-le-4096']]
+
+
+def test_qemu_args_quote_odd_paths():
+	args = fixtures.qemu_args('arm64', _images('/my cache/a,b'))
+	assert shlex.split(args[0]) == [
+		'-drive', 'file=/my cache/a,,b/ufs1-le-4096.img,if=none,id=ufs0,format=raw,snapshot=on']
+	with pytest.raises(UserError, match='no virtio disks for arch um'):
+		fixtures.qemu_args('um', _images('/c'))
+
+
+QEMU = {'x86_64': ('qemu-system-x86_64', []), 'i386': ('qemu-system-i386', []),
+	'arm': ('qemu-system-arm', ['-machine', 'virt']),
+	'arm64': ('qemu-system-aarch64', ['-machine', 'virt'])}
+
+
+@pytest.mark.parametrize('arch', list(QEMU))
+def test_qemu_accepts_the_disks(image_set, arch, tmp_path):
+	"""QEMU takes every disk (stopped with -S before any code runs; no kernel)."""
+	binary, machine = QEMU[arch]
+	if shutil.which(binary) is None:
+		pytest.skip(f'{binary} is not installed')
+	images = [img for img, _ in image_set.values()]
+	cmd = [binary, '-nodefaults', '-S', '-display', 'none', '-monitor', 'stdio'] + machine
+	for a in fixtures.qemu_args(arch, images):
+		cmd += shlex.split(a)
+	proc = subprocess.run(cmd, input='info block\nquit\n', capture_output=True, text=True,
+			      timeout=60, env=dict(os.environ, TMPDIR=str(tmp_path)))
+	assert proc.returncode == 0, proc.stderr
+	for img in images:
+		assert f'ufs{images.index(img)} (#block' in proc.stdout or \
+			f'ufs{images.index(img)}' in proc.stdout
+	assert len([i for i in images]) == 17
+
+
+def test_kconfig():
+	common = ['CONFIG_BLOCK=y', 'CONFIG_BLK_DEV=y', 'CONFIG_VIRTIO_MENU=y', 'CONFIG_VIRTIO_BLK=y']
+	assert fixtures.kconfig('x86_64') == common + ['CONFIG_PCI=y', 'CONFIG_VIRTIO_PCI=y']
+	assert fixtures.kconfig('i386') == fixtures.kconfig('x86_64')
+	assert fixtures.kconfig('arm') == common + ['CONFIG_VIRTIO_MMIO=y']
+	assert fixtures.kconfig('arm64') == fixtures.kconfig('arm')
+	with pytest.raises(UserError):
+		fixtures.kconfig('um')
+
+
+def test_kconfig_symbols_exist_in_the_tree(kernel_tree):
+	text = {f: (kernel_tree / f).read_text() for f in
+		('block/Kconfig', 'drivers/block/Kconfig', 'drivers/virtio/Kconfig',
+		 'drivers/pci/Kconfig')}
+	every = '\n'.join(text.values())
+	for arch in paths.QEMU_ARCHES:
+		for line in fixtures.kconfig(arch):
+			sym = line[len('CONFIG_'):-len('=y')]
+			assert f'config {sym}\n' in every, sym
+	virtio = text['drivers/virtio/Kconfig']
+	assert 'config VIRTIO_PCI\n\ttristate "PCI driver for virtio devices"\n\tdepends on PCI\n' \
+		in virtio
+	assert 'config VIRTIO_MMIO\n\ttristate "Platform bus driver for memory mapped virtio ' \
+		'devices"\n\tdepends on HAS_IOMEM && HAS_DMA\n' in virtio
+	block = text['drivers/block/Kconfig']
+	assert 'config VIRTIO_BLK\n\ttristate "Virtio block driver"\n\tdepends on VIRTIO\n' in block
+	assert block.index('if BLK_DEV\n') < block.index('config VIRTIO_BLK\n') \
+		< block.index('endif # BLK_DEV')
+
+
+def test_linux_superblock_offsets_match_the_tree(kernel_tree):
+	"""LINUX_SBLOCK is where fs/ufs/super.c reads for each ufstype."""
+	hdr = (kernel_tree / 'fs' / 'ufs' / 'ufs_fs.h').read_text()
+	assert '#define UFS_SBLOCK 8192' in hdr and '#define SBLOCK_UFS2      65536' in hdr
+	sup = (kernel_tree / 'fs' / 'ufs' / 'super.c').read_text()
+	ufs2 = sup[sup.index('case UFS_MOUNT_UFSTYPE_UFS2:'):]
+	assert ufs2.index('super_block_offset=SBLOCK_UFS2;') < ufs2.index('break;')
+	assert 'super_block_offset=UFS_SBLOCK;' in sup
+	assert fixtures.LINUX_SBLOCK == {'ufs1': 8192, 'ufs2': 65536}
+	# cg magic is checked at mount only when the cylinder groups are read (rw)
+	assert 'if (!sb_rdonly(sb))\n\t\tif (!ufs_read_cylinder_structures(sb))' in sup
+
+
+# ------------------------------------------------------------------- verb
+
+
+@needs_makefs
+def test_the_verb(tmp_path, capsys):
+	recipe = small_recipe(tmp_path, corrupt=[{'kind': 'cg-magic', 'from': 'ufs1-le-4096'}])
+	rc = fixtures.main(['--cache-dir', str(tmp_path / 'c'), '--recipe', str(recipe),
+			    '--list', '--verify'])
+	out = capsys.readouterr().out
+	assert rc == 0
+	assert 'ufs1-le-4096' in out and 'bad-cg-magic' in out and 'expect mount-fails' in out
+	assert 'verify ufs1-le-4096: ok' in out
+	assert 'BKLUFS-FIXTURE 1\nimage bad-cg-magic\n' in out and 'corrupt cg-magic\n' in out
+	assert str(tmp_path / 'c' / 'fixtures') in out
+	args = cli.build_parser().parse_args(['fixtures', '--rebuild', '--no-install'])
+	assert args.func is fixtures.cmd and args.rebuild and args.no_install
