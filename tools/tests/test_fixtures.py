@@ -7,6 +7,7 @@ the on-disk pointers independently of Linux."""
 
 import json
 import os
+import re
 import shlex
 import shutil
 import struct
@@ -536,10 +537,11 @@ def test_qemu_accepts_the_disks(image_set, arch, tmp_path):
 	proc = subprocess.run(cmd, input='info block\nquit\n', capture_output=True, text=True,
 			      timeout=60, env=dict(os.environ, TMPDIR=str(tmp_path)))
 	assert proc.returncode == 0, proc.stderr
-	for img in images:
-		assert f'ufs{images.index(img)} (#block' in proc.stdout or \
-			f'ufs{images.index(img)}' in proc.stdout
-	assert len([i for i in images]) == 17
+	# each disk is a temporary overlay over the image, which is only its backing file
+	for i, img in enumerate(images):
+		assert re.search(rf'^ufs{i} \(#block\d+\): json:.*"driver": "qcow2"', proc.stdout, re.M)
+		assert f'Backing file:     {img.path} (chain depth: 1)' in proc.stdout
+	assert len(images) == 17
 
 
 def test_kconfig():
