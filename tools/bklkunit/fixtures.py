@@ -286,6 +286,7 @@ INODE = {
 		 'db': 112, 'ib': 208, 'ptr': 'Q'},
 }
 S_IFMT, S_IFDIR, S_IFREG = 0o170000, 0o040000, 0o100000
+DT_DIR, DT_REG = 4, 8                        # 44BSD d_type
 DIRBLKSIZ = 512
 
 
@@ -521,7 +522,9 @@ def verify(buf) -> List[str]:
 		if addr + nfrags > fs.size:
 			problems.append(f'{what}: fragment {addr} beyond fs_size {fs.size}')
 
-	def check_file(path: str, ino: Inode, size: int) -> None:
+	def check_file(path: str, ino: Inode, size: int, d_type: int = DT_REG) -> None:
+		if d_type != DT_REG:
+			problems.append(f'{path}: directory entry type {d_type}, not DT_REG')
 		if ino.mode & S_IFMT != S_IFREG:
 			problems.append(f'{path}: mode {ino.mode:o} is not a regular file')
 		if ino.size != size:
@@ -558,18 +561,19 @@ def verify(buf) -> List[str]:
 		want_names = sorted([p for p, _ in label['files']] + [p for p, _ in label['dirs']])
 		if names != want_names:
 			problems.append(f'root directory has {names}, label says {want_names}')
+		types = {n: t for n, _, t in fs.readdir(root)}
 		for path, size in label['files']:
-			check_file(path, fs.lookup(path), size)
+			check_file(path, fs.lookup(path), size, types.get(path, DT_REG))
 		for path, count in label['dirs']:
 			d = fs.lookup(path)
-			if d.mode & S_IFMT != S_IFDIR:
+			if d.mode & S_IFMT != S_IFDIR or types.get(path) != DT_DIR:
 				problems.append(f'{path}: not a directory')
 				continue
-			ents = [(n, i) for n, i, _ in fs.readdir(d) if n not in ('.', '..')]
-			if sorted(n for n, _ in ents) != [f'e{k:04d}' for k in range(count)]:
+			ents = [(n, i, t) for n, i, t in fs.readdir(d) if n not in ('.', '..')]
+			if sorted(n for n, _, _ in ents) != [f'e{k:04d}' for k in range(count)]:
 				problems.append(f'{path}: {len(ents)} entries, not e0000..e{count - 1:04d}')
-			for n, i in ents:
-				check_file(f'{path}/{n}', fs.inode(i), 0)
+			for n, i, t in ents:
+				check_file(f'{path}/{n}', fs.inode(i), 0, t)
 	except UfsError as e:
 		problems.append(str(e))
 	return problems
@@ -834,7 +838,9 @@ def build(cache: Path, recipe: Path = RECIPE, rebuild: bool = False,
 		t0 = time.monotonic()
 		_generate(specs, tmp, makefs, log)
 		log(f'  {len(specs)} images in {time.monotonic() - t0:.1f}s')
-		if final.exists():
+		if final.exists() and not rebuild and _load(final) is not None:
+			shutil.rmtree(tmp)  # another build finished first: keep its images
+		elif final.exists():    # --rebuild, or a broken set
 			old = root / f'.old-{final.name}-{os.getpid()}'
 			final.rename(old)
 			tmp.rename(final)

@@ -603,3 +603,16 @@ def test_the_verb(tmp_path, capsys):
 	assert str(tmp_path / 'c' / 'fixtures') in out
 	args = cli.build_parser().parse_args(['fixtures', '--rebuild', '--no-install'])
 	assert args.func is fixtures.cmd and args.rebuild and args.no_install
+
+
+def test_verify_catches_a_changed_byte(image_set):
+	_, good = image_set['ufs2-be-16384']
+	fs = fixtures.Ufs(bytearray(good))
+	ino = fs.lookup('tail3')
+	fs.buf[ino.db[1] * fs.fsize + 100] ^= 1
+	assert fixtures.verify(fs.buf) == ['tail3: content differs from byte 16484']
+	fs = fixtures.Ufs(bytearray(good))
+	ino = fs.lookup('direct')
+	fs.pack('Q', fs.db_offset(ino.ino, 3), 0)
+	problems = fixtures.verify(fs.buf)
+	assert 'direct: block 3 is a hole' in problems and any('di_blocks' in p for p in problems)
