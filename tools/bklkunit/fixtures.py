@@ -164,7 +164,8 @@ def load_recipe(recipe: Path) -> Tuple[List[Spec], str]:
 			raise UserError(f'{where}: unknown type {t!r}; choose from {", ".join(TYPES)}')
 	for e in endians:
 		if e not in ENDIANS:
-			raise UserError(f'{where}: unknown endian {e!r}; choose from {", ".join(ENDIANS)}')
+			raise UserError(f'{where}: unknown endian {e!r}; '
+					f'choose from {", ".join(ENDIANS)}')
 	specs: List[Spec] = []
 	for b, f in geometries:
 		for t in types:
@@ -175,9 +176,11 @@ def load_recipe(recipe: Path) -> Tuple[List[Spec], str]:
 			b, f = _geometry(rw['bsize'], rw['fsize'], f'{where}: rw[{i}]')
 			t, e, size = rw['type'], rw['endian'], str(rw['size'])
 		except (KeyError, TypeError) as ex:
-			raise UserError(f'{where}: rw[{i}] needs type, endian, bsize, fsize, size ({ex})')
+			raise UserError(f'{where}: rw[{i}] needs type, endian, bsize, fsize, '
+					f'size ({ex})')
 		if t not in TYPES or e not in ENDIANS or not SIZE_RE.match(size):
-			raise UserError(f'{where}: rw[{i}]: bad type, endian or size ({t!r}, {e!r}, {size!r})')
+			raise UserError(f'{where}: rw[{i}]: bad type, endian or size '
+					f'({t!r}, {e!r}, {size!r})')
 		free = rw.get('free_files', 0)
 		if not isinstance(free, int) or free < 0:
 			raise UserError(f'{where}: rw[{i}]: free_files must be a count, not {free!r}')
@@ -276,7 +279,8 @@ SBLOCK_SEARCH = (65536, 8192, 0, 262144)     # FreeBSD's SBLOCKSEARCH order
 SB = {'sblkno': 8, 'cblkno': 12, 'iblkno': 16, 'dblkno': 20, 'cgoffset': 24,
       'cgmask': 28, 'size1': 36, 'ncg': 44, 'bsize': 48, 'fsize': 52, 'frag': 56,
       'sbsize': 104, 'nindir': 116, 'inopb': 120, 'csaddr1': 152, 'ipg': 184, 'fpg': 188,
-      'clean': 209, 'nbfree1': 196, 'nbfree2': 1016, 'sblockloc': 1000, 'size2': 1080, 'csaddr2': 1096, 'magic': 1372}
+      'clean': 209, 'nbfree1': 196, 'nbfree2': 1016,
+      'sblockloc': 1000, 'size2': 1080, 'csaddr2': 1096, 'magic': 1372}
 CG_MAGIC_OFF = 4                             # struct ufs_cylinder_group.cg_magic
 # Inode field offsets: UFS1 struct ufs_inode (128 bytes), UFS2 struct ufs2_inode (256).
 INODE = {
@@ -353,7 +357,8 @@ class Ufs:
 		if b <= 0 or f <= 0 or b & (b - 1) or f & (f - 1) or f > b or self.frag != b // f:
 			raise UfsError(f'bad geometry bsize {b} fsize {f} frag {self.frag}')
 		if self.nindir != b // self.psize or self.inopb != b // self.isize:
-			raise UfsError(f'nindir {self.nindir} / inopb {self.inopb} do not fit bsize {b}')
+			raise UfsError(f'nindir {self.nindir} / inopb {self.inopb} '
+				       f'do not fit bsize {b}')
 		if self.ipg <= 0 or self.fpg <= 0 or self.ncg <= 0:
 			raise UfsError('bad cylinder group sizes')
 
@@ -471,11 +476,14 @@ class Ufs:
 		for base in range(0, len(data), DIRBLKSIZ):
 			pos = base
 			while pos < base + DIRBLKSIZ and pos < len(data):
-				d_ino, reclen, d_type, namlen = struct.unpack_from(self.e + 'IHBB', data, pos)
+				d_ino, reclen, d_type, namlen = struct.unpack_from(self.e + 'IHBB',
+										   data, pos)
 				if reclen < 8 or pos + reclen > base + DIRBLKSIZ:
-					raise UfsError(f'bad directory entry at {pos} of inode {ino.ino}')
+					raise UfsError(f'bad directory entry at {pos} '
+						       f'of inode {ino.ino}')
 				if d_ino:
-					out.append((data[pos + 8:pos + 8 + namlen].decode('ascii'), d_ino, d_type))
+					name = data[pos + 8:pos + 8 + namlen].decode('ascii')
+					out.append((name, d_ino, d_type))
 				pos += reclen
 		return out
 
@@ -537,8 +545,9 @@ def verify(buf) -> List[str]:
 		except UfsError as e:
 			problems.append(f'{path}: {e}')
 			return
-		if data != content(path, 0, size):
-			bad = next(i for i, (x, y) in enumerate(zip(data, content(path, 0, size))) if x != y)
+		want = content(path, 0, size)
+		if data != want:
+			bad = next(i for i, (x, y) in enumerate(zip(data, want)) if x != y)
 			problems.append(f'{path}: content differs from byte {bad}')
 		total = 0
 		for lbn, addr, alloc in ext:
@@ -546,7 +555,8 @@ def verify(buf) -> List[str]:
 				problems.append(f'{path}: block {lbn} is a hole')
 				continue
 			if alloc == fs.bsize and addr % fs.frag:
-				problems.append(f'{path}: block {lbn} at fragment {addr} is not block aligned')
+				problems.append(f'{path}: block {lbn} at fragment {addr} '
+						'is not block aligned')
 			claim(addr, alloc // fs.fsize, f'{path} block {lbn}')
 			total += alloc
 		for m in sorted(meta):
@@ -571,7 +581,8 @@ def verify(buf) -> List[str]:
 				continue
 			ents = [(n, i, t) for n, i, t in fs.readdir(d) if n not in ('.', '..')]
 			if sorted(n for n, _, _ in ents) != [f'e{k:04d}' for k in range(count)]:
-				problems.append(f'{path}: {len(ents)} entries, not e0000..e{count - 1:04d}')
+				problems.append(f'{path}: {len(ents)} entries, '
+						f'not e0000..e{count - 1:04d}')
 			for n, i, t in ents:
 				check_file(f'{path}/{n}', fs.inode(i), 0, t)
 	except UfsError as e:
@@ -943,7 +954,8 @@ def cmd(args: argparse.Namespace) -> int:
 			if img.corrupt:
 				continue
 			problems = verify(img.path.read_bytes())
-			print(f'verify {img.name}: ' + ('ok' if not problems else f'{len(problems)} problems'))
+			print(f'verify {img.name}: '
+			      + (f'{len(problems)} problems' if problems else 'ok'))
 			for p in problems[:20]:
 				print(f'  {p}')
 			rc = rc or (1 if problems else 0)

@@ -36,7 +36,8 @@ def image_set(tmp_path_factory):
 		pytest.skip('makefs is not installed')
 	cache = tmp_path_factory.mktemp('fixture-cache')
 	images = fixtures.build(cache)
-	return {img.name: (img, img.path.read_bytes()) for img in images}
+	yield {img.name: (img, img.path.read_bytes()) for img in images}
+	shutil.rmtree(cache)        # 375 MB: not for pytest's kept temporary directories
 
 
 def small_recipe(where: Path, **changes) -> Path:
