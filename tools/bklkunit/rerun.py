@@ -53,7 +53,7 @@ class Booter:
 		cmd = self.kunit + ['exec'] + self.common + [f'--timeout={self.args.suite_timeout}']
 		from . import profiles
 		cmd += profiles.exec_options(getattr(self.args, 'profile', profiles.DEFAULT),
-					     self.args.qemu_args)
+					     run.qemu_extra(self.arch, self.args))
 		cmd += extra
 		src = self.build_dir / 'test.log'
 		if src.exists():

@@ -31,6 +31,28 @@ DEFAULT_TIMEOUT = 300
 DEFAULT_SUITE_TIMEOUT = 120
 
 
+# Guests get two vCPUs: the race and stress cases of the suites need a second
+# CPU to race on.  (--smp 1 for a single-CPU guest.)
+DEFAULT_SMP = 2
+
+
+def qemu_extra(arch: str, args: argparse.Namespace) -> List[str]:
+	"""The --qemu_args of a boot besides the profile's: vCPUs, the fixture
+	disks, then the user's own."""
+	out: List[str] = []
+	prof = profiles.PROFILES.get(getattr(args, 'profile', profiles.DEFAULT))
+	user = ' '.join(getattr(args, 'qemu_args', []) or [])
+	has_smp = '-smp' in user or any('-smp' in q for q in (prof.qemu_args if prof else ()))
+	smp = getattr(args, 'smp', DEFAULT_SMP)
+	if smp and smp > 1 and not has_smp:
+		out.append(f'-smp {smp}')
+	images = getattr(args, 'fixture_images', None)
+	if images and arch != 'um':    # UML has no virtio disks: the image cases skip
+		from . import fixtures
+		out += fixtures.qemu_args(arch, images)
+	return out + list(getattr(args, 'qemu_args', []) or [])
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
 	p.add_argument('filter_glob', nargs='?', default='',
 		       help='suite[.case] glob passed to kunit.py (default: every suite)')
@@ -70,6 +92,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 			    'a regression makes the run fail')
 	p.add_argument('--baseline-dir', default=None,
 		       help='with --compare: where the baselines are (default: kunit/baselines)')
+	p.add_argument('--no-fixtures', action='store_true',
+		       help='do not generate and attach the UFS fixture disks (the ufs_* image '
+			    'cases then skip, saying why)')
+	p.add_argument('--smp', type=int, default=DEFAULT_SMP, metavar='N',
+		       help=f'vCPUs of every guest (default {DEFAULT_SMP}: the race and stress '
+			    'cases need a second CPU to race on)')
 	p.add_argument('--profile', default=profiles.DEFAULT, choices=list(profiles.PROFILES),
 		       help='debug profile: kunit/profiles/default.config plus <profile>.config, '
 			    'built in a directory of its own; an arch that cannot have it is '
@@ -215,7 +243,7 @@ def run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse.
 
 	cmd = kunit + ['exec'] + common + [f'--timeout={args.timeout}',
 					   f'--json={out / "results.json"}']
-	cmd += profiles.exec_options(profile, args.qemu_args)
+	cmd += profiles.exec_options(profile, qemu_extra(arch, args))
 	if args.filter_glob:
 		cmd.append(args.filter_glob)
 	console_src = build_dir / 'test.log'
@@ -352,6 +380,14 @@ def main(args: argparse.Namespace) -> int:
 	deps.ensure(deps.for_arches([a for a in arches if prof.supports(a)] or arches),
 		    allow_install=not args.no_install)
 	ktree, key, info = resolve_tree(args, cache)
+	args.fixture_images = []
+	if not getattr(args, 'no_fixtures', False):
+		from . import fixtures
+		args.fixture_images = fixtures.build(cache)
+		if args.fixture_images:
+			print(f'Fixtures: {len(args.fixture_images)} UFS images in '
+			      f'{args.fixture_images[0].path.parent}')
+			info['fixtures'] = str(args.fixture_images[0].path.parent)
 	rdir = results_dir(args, cache)
 	results: List[ArchResult] = []
 	if prof.name != profiles.DEFAULT:

@@ -111,7 +111,9 @@ def test_default_profile_is_what_it_was(main_env):
 	assert f'--build_dir={bdir}' in b['argv']
 	assert len([a for a in b['argv'] if a.startswith('--kunitconfig=')]) == 3
 	[e] = f.calls('exec')
-	assert not any(a.startswith(('--kernel_args', '--qemu_args')) for a in e['argv'])
+	assert not any(a.startswith('--kernel_args') for a in e['argv'])
+	# The profile adds no QEMU arguments; the run's default two vCPUs are there.
+	assert [a for a in e['argv'] if a.startswith('--qemu_args')] == ['--qemu_args=-smp 2']
 	s = summary(f)
 	assert s['profile'] == 'default' and s['arches'][0]['profile'] == 'default'
 

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """run: the per-arch loop over a fake kernel tree whose kunit.py is a stub."""
 
+import argparse
 import json
 import os
 from pathlib import Path
@@ -86,8 +87,9 @@ class Fake:
 			['run', '--cache-dir', str(self.cache), '--results-dir', str(self.results),
 			 '--no-install', '--jobs', '3'] + list(argv))
 
-	def run_arch(self, arch, *argv):
+	def run_arch(self, arch, *argv, fixture_images=None):
 		args = self.args('--arch', arch, *argv)
+		args.fixture_images = fixture_images or []
 		out = self.results / arch
 		bdir = self.cache / 'build' / 'debian' / arch
 		bdir.parent.mkdir(parents=True, exist_ok=True)     # as run.main does
@@ -115,6 +117,11 @@ def fake(tmp_path, kernel_tree, monkeypatch):
 	f.repo = repo
 	# Decide ccache explicitly in each test.
 	monkeypatch.setattr(run.shutil, 'which', lambda name: None)
+	# No makefs images here (test_fixtures.py makes real ones): record the call.
+	from bklkunit import fixtures
+	f.fixture_builds = []
+	monkeypatch.setattr(fixtures, 'build',
+			    lambda cache, **kw: f.fixture_builds.append(cache) or [])
 	return f
 
 
@@ -553,3 +560,68 @@ def test_resolve_tree_refuses_a_dirty_tree(user_tree, tmp_path):
 def test_resolve_tree_needs_kunit_py(tmp_path):
 	with pytest.raises(UserError, match='tools/testing/kunit/kunit.py'):
 		run.resolve_tree(tree_args(tmp_path), tmp_path)
+
+
+# ------------------------------------------------------------ guest machine
+
+
+def _ns(**kw):
+	base = dict(profile='default', qemu_args=[], smp=run.DEFAULT_SMP, fixture_images=[])
+	base.update(kw)
+	return argparse.Namespace(**base)
+
+
+def test_guests_get_two_vcpus_by_default():
+	assert run.DEFAULT_SMP == 2
+	assert run.qemu_extra('x86_64', _ns()) == ['-smp 2']
+	assert cli.build_parser().parse_args(['run']).smp == 2
+
+
+def test_smp_one_and_user_smp_win():
+	assert run.qemu_extra('arm', _ns(smp=1)) == []
+	assert run.qemu_extra('arm', _ns(qemu_args=['-smp 4'])) == ['-smp 4']
+	# The kcsan profile brings its own -smp: no second one.
+	assert run.qemu_extra('x86_64', _ns(profile='kcsan')) == []
+
+
+def test_fixture_disks_are_attached_per_arch(tmp_path):
+	from bklkunit import fixtures
+	img = fixtures.Image('ufs1-le-4096', tmp_path / 'ufs1-le-4096.img', '', 'ok', '', 1)
+	x86 = run.qemu_extra('x86_64', _ns(fixture_images=[img]))
+	assert x86[0] == '-smp 2'
+	assert x86[1] == f'-drive file={tmp_path}/ufs1-le-4096.img,if=none,id=ufs0,format=raw,snapshot=on'
+	assert x86[2] == '-device virtio-blk-pci,drive=ufs0,serial=ufs1-le-4096'
+	arm = run.qemu_extra('arm64', _ns(fixture_images=[img], qemu_args=['-m 2048']))
+	assert arm[2] == '-device virtio-blk-device,drive=ufs0,serial=ufs1-le-4096'
+	assert arm[-1] == '-m 2048'
+	# UML has no virtio disks: the image cases skip there.
+	assert run.qemu_extra('um', _ns(fixture_images=[img])) == ['-smp 2']
+
+
+def test_run_arch_attaches_fixtures_and_smp(fake, tmp_path):
+	from bklkunit import fixtures
+	fake.scenario('x86_64', console='console_pass.log')
+	img = fixtures.Image('bad-magic', tmp_path / 'bad-magic.img', '', 'mount-fails', 'magic', 1)
+	r, _ = fake.run_arch('x86_64', fixture_images=[img])
+	assert r.status == 'PASS', r.reason
+	[ex] = fake.calls('exec')
+	assert '--qemu_args=-smp 2' in ex['argv']
+	assert '--qemu_args=-device virtio-blk-pci,drive=ufs0,serial=bad-magic' in ex['argv']
+
+
+def test_main_builds_the_fixtures_unless_told_not_to(main_env):
+	f = main_env
+	f.scenario('x86_64', console='console_pass.log')
+	assert run.main(f.args('--arch', 'x86_64', '--no-ccache')) == 0
+	assert f.fixture_builds == [f.cache]
+	f.scenario('x86_64', console='console_pass.log')
+	assert run.main(f.args('--arch', 'x86_64', '--no-ccache', '--no-fixtures')) == 0
+	assert f.fixture_builds == [f.cache]
+
+
+def test_arch_fragments_carry_the_virtio_disk_options():
+	from bklkunit import fixtures
+	for arch in paths.QEMU_ARCHES:
+		lines = (paths.KUNIT_DIR / 'arch' / f'{arch}.config').read_text().splitlines()
+		missing = [k for k in fixtures.kconfig(arch) if k not in lines]
+		assert not missing, f'{arch}: {missing}'
