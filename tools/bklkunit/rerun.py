@@ -60,7 +60,8 @@ class Booter:
 			src.unlink()
 		t0 = time.time()
 		rc = run._stream(cmd, self.out / f'kunit.{name}.log', self.env, self.args.verbose,
-				 f'{self.arch} {label}')
+				 f'{self.arch} {label}',
+				 getattr(self.args, 'progress_interval', run.PROGRESS_INTERVAL))
 		self.seconds += time.time() - t0
 		console = self.out / f'console.{name}.log'
 		if src.exists():

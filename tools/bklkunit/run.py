@@ -16,9 +16,12 @@ import argparse
 import hashlib
 import json
 import os
+import queue
+import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -79,6 +82,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 	p.add_argument('--no-ccache', action='store_true', help='build without ccache')
 	p.add_argument('-v', '--verbose', action='store_true',
 		       help='stream build and guest output instead of progress lines')
+	p.add_argument('--progress-interval', type=int, default=PROGRESS_INTERVAL, metavar='S',
+		       help='without -v and when the output is not a terminal (CI logs): a '
+			    f'progress line every S seconds (default {PROGRESS_INTERVAL}); on a '
+			    'terminal one line is rewritten in place')
 	p.add_argument('--rerun-failures', type=int, default=0, metavar='N',
 		       help='run each failed or crashed case again on its own, up to N boots; '
 			    'one that passes then is FLAKY (default 0: off)')
@@ -173,29 +180,197 @@ def make_options(arch: str, use_ccache: bool) -> List[str]:
 	return [f'CC=ccache {cc}', 'HOSTCC=ccache gcc']
 
 
+# Without -v, a command's output goes to its log and the terminal gets a
+# progress line: on a TTY one line rewritten in place, elsewhere (CI logs) a
+# line of its own every PROGRESS_INTERVAL seconds (--progress-interval).
+PROGRESS_INTERVAL = 30
+_TICK = 1.0              # seconds _stream waits for output before it looks at the time
+# kunit.py exec's reading of each KTAP result (kunit_parser.format_test_result).
+RESULT_LINE = re.compile(r'^(?:\[[0-9:]+\] )?\[(PASSED|SKIPPED|FAILED|CRASHED)\] ')
+SUITE_LINE = re.compile(r'^(?:\[[0-9:]+\] )?=+ (\S+) \(\d+ subtests?\) =+$')
+COMPILER = re.compile(r'(^|-)(gcc|cc|clang|ccache)(-\d+)?$')
+LINKER = re.compile(r'(^|-)ld(\.bfd|\.gold|\.lld)?$')
+
+
+def _clock() -> float:
+	return time.monotonic()
+
+
+def describe_process(argv: List[str]) -> str:
+	"""What a process of a kernel build is making: 'CC fs/ufs/inode.o' for a
+	compiler writing an object, 'LD vmlinux' for the linker, '' otherwise
+	(cc1 writing a temporary .s, make, sh ...)."""
+	if not argv:
+		return ''
+	prog = os.path.basename(argv[0])
+	try:
+		target = argv[argv.index('-o') + 1]
+	except (ValueError, IndexError):
+		return ''
+	if COMPILER.search(prog) and '-c' in argv:
+		return f'CC {target}'
+	if LINKER.search(prog):
+		return f'LD {target}'
+	return ''
+
+
+def proc_table(root: str = '/proc') -> Dict[int, tuple]:
+	"""{pid: (parent pid, argv)} of every process that can be read."""
+	out: Dict[int, tuple] = {}
+	try:
+		names = os.listdir(root)
+	except OSError:
+		return out
+	for n in names:
+		if not n.isdigit():
+			continue
+		try:
+			with open(f'{root}/{n}/stat', 'rb') as f:
+				stat = f.read().decode(errors='replace')
+			with open(f'{root}/{n}/cmdline', 'rb') as f:
+				argv = [a for a in f.read().decode(errors='replace').split('\0') if a]
+			ppid = int(stat.rsplit(')', 1)[1].split()[1])
+		except (OSError, ValueError, IndexError):
+			continue
+		out[int(n)] = (ppid, argv)
+	return out
+
+
+def build_activity(root: int, table: Dict[int, tuple]) -> List[str]:
+	"""describe_process() of every descendant of root that is making something."""
+	def under(pid: int) -> bool:
+		for _ in range(64):
+			pid = table.get(pid, (0, []))[0]
+			if pid == root:
+				return True
+			if pid <= 1:
+				return False
+		return False
+	return sorted({d for pid, (_, argv) in table.items() if pid != root and under(pid)
+		       for d in [describe_process(argv)] if d})
+
+
+class Progress:
+	"""What the terminal shows of a build or a boot when not verbose.
+
+	label is '<arch> build', '<arch> boot', ...  On a TTY one line, rewritten
+	at most once a second; elsewhere a line every `interval` seconds:
+	  [09:41:07] x86_64 build 123s: CC fs/ufs/inode.o (+1 more)
+	  [09:45:37] x86_64 boot 31s: 12 ok, 1 not ok; in autofs_protocol
+	A build shows what its compilers are making (kunit.py build sends make's
+	output to /dev/null, so the processes are asked); a boot counts the
+	results kunit.py exec printed.  close() prints where it ended."""
+
+	def __init__(self, label: str, out=None, tty: Optional[bool] = None,
+		     interval: float = PROGRESS_INTERVAL, pid: Optional[int] = None):
+		self.label = label
+		self.out = out or sys.stdout
+		self.tty = self.out.isatty() if tty is None else tty
+		self.interval = max(float(interval or PROGRESS_INTERVAL), 1.0)
+		self.pid = pid
+		self.building = label.endswith(' build')
+		self.start = self.shown_at = _clock()
+		self.last = ''
+		self.suite = ''
+		self.ok = self.not_ok = self.skipped = 0
+		self.lines = 0          # progress lines written (not counting close())
+
+	def feed(self, line: str) -> None:
+		text = line.strip()
+		if not text:
+			return
+		self.last = text
+		m = RESULT_LINE.match(text)
+		if m:
+			if m.group(1) in ('PASSED', 'SKIPPED'):
+				self.ok += 1
+				self.skipped += m.group(1) == 'SKIPPED'
+			else:
+				self.not_ok += 1
+			return
+		m = SUITE_LINE.match(text)
+		if m:
+			self.suite = m.group(1)
+
+	def counts(self) -> str:
+		return (f'{self.ok} ok, {self.not_ok} not ok'
+			+ (f' ({self.skipped} skipped)' if self.skipped else ''))
+
+	def doing(self) -> str:
+		if self.building and not (self.ok or self.not_ok):
+			acts = build_activity(self.pid, proc_table()) if self.pid else []
+			if acts:
+				return acts[0] + (f' (+{len(acts) - 1} more)' if len(acts) > 1 else '')
+			return self.last
+		return self.counts() + (f'; in {self.suite}' if self.suite else '')
+
+	def text(self, now: float) -> str:
+		return (f'[{time.strftime("%H:%M:%S")}] {self.label} {now - self.start:.0f}s: '
+			f'{self.doing()}')
+
+	def tick(self) -> None:
+		now = _clock()
+		if now - self.shown_at < (1.0 if self.tty else self.interval):
+			return
+		self.shown_at = now
+		self.lines += 1
+		if self.tty:
+			width = shutil.get_terminal_size((100, 24)).columns - 1
+			self.out.write('\r' + self.text(now)[:width] + '\x1b[K')
+		else:
+			self.out.write(self.text(now) + '\n')
+		self.out.flush()
+
+	def close(self, rc: int) -> None:
+		now = _clock()
+		if self.tty and self.lines:
+			self.out.write('\r\x1b[K')
+		end = f'[{time.strftime("%H:%M:%S")}] {self.label} done in {now - self.start:.0f}s'
+		if not self.building or self.ok or self.not_ok:
+			end += ': ' + self.counts()
+		if rc:
+			end += f' (exit {rc})'
+		self.out.write(end + '\n')
+		self.out.flush()
+
+
 def _stream(cmd: List[str], log: Path, env: Dict[str, str], verbose: bool,
-	    label: str) -> int:
-	"""Run cmd, logging everything; print a compact progress line unless verbose."""
-	start = time.time()
+	    label: str, interval: float = PROGRESS_INTERVAL) -> int:
+	"""Run cmd, logging everything; stream it with -v, else show Progress."""
 	with open(log, 'w') as f:
 		f.write('$ ' + ' '.join(cmd) + '\n')
 		f.flush()
 		proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
 					text=True, env=env, errors='replace')
 		assert proc.stdout is not None
-		last = 0.0
-		for line in proc.stdout:
-			f.write(line)
-			if verbose:
+		if verbose:
+			for line in proc.stdout:
+				f.write(line)
 				sys.stdout.write(line)
-			elif sys.stdout.isatty() and time.time() - last > 1:
-				last = time.time()
-				sys.stdout.write(f'\r  {label} {time.time() - start:5.0f}s  '
-						 f'{line.strip()[:60]:<60}')
-				sys.stdout.flush()
+			return proc.wait()
+		prog = Progress(label, interval=interval, pid=proc.pid)
+		lines: 'queue.Queue[Optional[str]]' = queue.Queue()
+
+		def pump() -> None:
+			for line in proc.stdout:
+				lines.put(line)
+			lines.put(None)
+		threading.Thread(target=pump, daemon=True).start()
+		while True:
+			try:
+				line = lines.get(timeout=_TICK)
+			except queue.Empty:
+				line = ''
+			if line is None:
+				break
+			if line:
+				f.write(line)
+				prog.feed(line)
+			else:
+				f.flush()
+			prog.tick()
 		rc = proc.wait()
-	if not verbose and sys.stdout.isatty():
-		sys.stdout.write('\r' + ' ' * 80 + '\r')
+	prog.close(rc)
 	return rc
 
 
@@ -207,8 +382,12 @@ def _tail(path: Path, n: int = 20) -> str:
 
 
 def run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse.Namespace,
-	     cache: Path) -> ArchResult:
+	     cache: Path, fragments: Optional[List[Path]] = None, tag: str = '') -> ArchResult:
+	"""Build and boot one arch.  fragments: the kunitconfigs to build with
+	(default kunitconfigs()); tag: shown after the arch in progress lines."""
 	profile = getattr(args, 'profile', profiles.DEFAULT)
+	name = f'{arch} ({tag})' if tag else arch
+	interval = getattr(args, 'progress_interval', PROGRESS_INTERVAL)
 	res = ArchResult(arch, profile=profile)
 	out.mkdir(parents=True, exist_ok=True)
 	kunit = [sys.executable, str(ktree / 'tools/testing/kunit/kunit.py')]
@@ -219,15 +398,16 @@ def run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse.
 	env = build_env(cache)
 
 	cmd = kunit + ['build'] + common + [f'--jobs={args.jobs}']
-	for k in kunitconfigs(arch, args.kunitconfig, profile):
+	for k in (kunitconfigs(arch, args.kunitconfig, profile) if fragments is None
+		  else fragments):
 		cmd.append(f'--kunitconfig={k}')
 	for k in args.kconfig_add:
 		cmd.append(f'--kconfig_add={k}')
 	for m in make_options(arch, not args.no_ccache):
 		cmd.append(f'--make_options={m}')
-	_progress(arch, 'build')
+	_progress(name, 'build')
 	t0 = time.time()
-	rc = _stream(cmd, out / 'build.log', env, args.verbose, f'{arch} build')
+	rc = _stream(cmd, out / 'build.log', env, args.verbose, f'{name} build', interval)
 	res.build_seconds = time.time() - t0
 	if rc != 0:
 		log = (out / 'build.log').read_text(errors='replace')
@@ -249,9 +429,9 @@ def run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse.
 	console_src = build_dir / 'test.log'
 	if console_src.exists():
 		console_src.unlink()
-	_progress(arch, 'boot')
+	_progress(name, 'boot')
 	t0 = time.time()
-	rc = _stream(cmd, out / 'kunit.log', env, args.verbose, f'{arch} run')
+	rc = _stream(cmd, out / 'kunit.log', env, args.verbose, f'{name} boot', interval)
 	res.run_seconds = time.time() - t0
 	if console_src.exists():
 		shutil.copyfile(console_src, out / 'console.log')
