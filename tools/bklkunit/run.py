@@ -56,7 +56,9 @@ def qemu_extra(arch: str, args: argparse.Namespace) -> List[str]:
 	return out + list(getattr(args, 'qemu_args', []) or [])
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
+def add_arguments(p: argparse.ArgumentParser, one_tree: bool = True) -> None:
+	"""The options of run; one_tree=False (ab) leaves out those that pick
+	the tree (--tree, --apply-series) and compare with baselines."""
 	p.add_argument('filter_glob', nargs='?', default='',
 		       help='suite[.case] glob passed to kunit.py (default: every suite)')
 	p.add_argument('--arch', default='all',
@@ -65,11 +67,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 	p.add_argument('--results-dir', default=None,
 		       help='where results go (default: <cache>/results/<timestamp>, '
 			    'with <cache>/results/latest pointing at it)')
-	p.add_argument('--tree', default=None,
-		       help='run against this kernel tree instead of the prepared one')
-	p.add_argument('--apply-series', action='store_true',
-		       help='with --tree: apply kernel-patches/ to that (clean, same '
-			    'version) tree first, with git am')
+	if one_tree:
+		p.add_argument('--tree', default=None,
+			       help='run against this kernel tree instead of the prepared one')
+		p.add_argument('--apply-series', action='store_true',
+			       help='with --tree: apply kernel-patches/ to that (clean, same '
+				    'version) tree first, with git am')
+	else:
+		p.set_defaults(tree=None, apply_series=False, compare=False, baseline_dir=None)
 	p.add_argument('--timeout', type=int, default=DEFAULT_TIMEOUT,
 		       help=f'seconds a guest may run before it is killed (default {DEFAULT_TIMEOUT})')
 	p.add_argument('--jobs', type=int, default=os.cpu_count() or 1, help='make -j')
@@ -94,11 +99,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 			    f'after a crash, --rerun-failures; default {DEFAULT_SUITE_TIMEOUT})')
 	p.add_argument('--no-crash-rerun', action='store_true',
 		       help='after a crash or hang, do not boot again for the suites it cut off')
-	p.add_argument('--compare', action='store_true',
-		       help='compare with the baselines afterwards (as `kunit.py compare`); '
-			    'a regression makes the run fail')
-	p.add_argument('--baseline-dir', default=None,
-		       help='with --compare: where the baselines are (default: kunit/baselines)')
+	if one_tree:
+		p.add_argument('--compare', action='store_true',
+			       help='compare with the baselines afterwards (as `kunit.py compare`); '
+				    'a regression makes the run fail')
+		p.add_argument('--baseline-dir', default=None,
+			       help='with --compare: where the baselines are (default: '
+				    'kunit/baselines)')
 	p.add_argument('--no-fixtures', action='store_true',
 		       help='do not generate and attach the UFS fixture disks (the ufs_* image '
 			    'cases then skip, saying why)')
