@@ -387,9 +387,9 @@ def _status_line(side: str, r: run.ArchResult) -> str:
 def format_arch(x: ArchAB) -> List[str]:
 	lines = [f'== {x.arch}', '  ' + _status_line('a', x.a), '  ' + _status_line('b', x.b)]
 	if x.dropped:
-		lines.append('  A kunitconfig without: ' + ', '.join(
-			f'{d["option"]}' + (' (refused by kunit.py)' if d['why'] == REFUSED else '')
-			for d in x.dropped))
+		shown = [d['option'] + (' (refused by kunit.py)' if d['why'] == REFUSED else '')
+			 for d in x.dropped]
+		lines.append('  A kunitconfig without: ' + ', '.join(dict.fromkeys(shown)))
 	for p in x.problems:
 		lines.append(f'  {p}')
 	if x.rows:

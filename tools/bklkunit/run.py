@@ -466,7 +466,7 @@ def run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse.
 	if crashed or failed:
 		from . import rerun
 		rerun.after_first_boot(rerun.Booter(ktree, arch, kunit, common, env, build_dir, out,
-						    args), res, v)
+						    args, name=name), res, v)
 	return res
 
 
