@@ -379,13 +379,16 @@ def _table(rows: List[Tuple[str, ...]], right: int = 99) -> List[str]:
 	return out
 
 
-def _status_line(side: str, r: run.ArchResult) -> str:
-	reason = r.reason.split('\n')[0][:160] if r.status != 'PASS' and r.reason else ''
-	return f'{side.upper()} ({SIDES[side]}): {r.status}' + (f': {reason}' if reason else '')
+def _status_lines(side: str, r: run.ArchResult) -> List[str]:
+	"""'A (pristine): CRASH: <first line of the reason>', then the rest of
+	the reason (a build's tail, the re-run boots) indented."""
+	reason = r.reason.splitlines() if r.status != 'PASS' else []
+	head = f'  {side.upper()} ({SIDES[side]}): {r.status}' + (f': {reason[0]}' if reason else '')
+	return [head] + ['      ' + l for l in reason[1:20]]
 
 
 def format_arch(x: ArchAB) -> List[str]:
-	lines = [f'== {x.arch}', '  ' + _status_line('a', x.a), '  ' + _status_line('b', x.b)]
+	lines = [f'== {x.arch}'] + _status_lines('a', x.a) + _status_lines('b', x.b)
 	if x.dropped:
 		shown = [d['option'] + (' (refused by kunit.py)' if d['why'] == REFUSED else '')
 			 for d in x.dropped]
@@ -506,7 +509,12 @@ def main(args: argparse.Namespace) -> int:
 				f'{side}/{k}' for k in sorted(written)))
 		except Exception as e:  # a report must never cost the run its verdict
 			print(f'reports of {side}/ not written: {type(e).__name__}: {e}', file=sys.stderr)
-	compare_sides(rdir, a_tree, b_tree, results, args.filter_glob)
+	try:
+		compare_sides(rdir, a_tree, b_tree, results, args.filter_glob)
+	except Exception as e:  # without labels there is no verdict: say so, fail
+		for x in results:
+			if x.a.status != profiles.SKIPPED:
+				x.problems.append(f'cases not compared: {type(e).__name__}: {e}')
 	print()
 	for x in results:
 		if x.a.status == profiles.SKIPPED:

@@ -544,6 +544,29 @@ def test_ab_a_side_that_cannot_build_or_boot_fails_the_run(abf, capsys):
 	out = capsys.readouterr().out
 	assert 'ab: x86_64: A (pristine) could not build (BUILD_FAILED); arm: A (pristine) ' \
 	       'could not boot (CRASH, no KTAP result)' in out
+	# The build's reason, with the end of its log, is printed under the arch.
+	assert '  A (pristine): BUILD_FAILED: kunit.py build exited 1; see ' in out
+	assert '      fs/autofs/inode.c:1: error: oops' in out
+
+
+def test_ab_a_hang_is_reported_as_a_hang(abf, capsys):
+	from conftest import read_data
+	f = abf
+	f.ctl_write('a', 'x86_64', 'console', read_data('console_timeout.log'))
+	f.ctl_write('a', 'x86_64', 'exec', read_data('kunit_timeout.log'))
+	f.ctl_write('a', 'x86_64', 'exec_rc', '1')
+	f.ctl_write('a', 'x86_64', 'list', 'autofs_protocol.autofs_test_negotiate\n')
+	f.ctl_write('b', 'x86_64', 'console', read_data('console_pass.log'))
+	assert ab.main(f.ab_args('--arch', 'x86_64')) == 0
+	[x] = ab_json(f)['arches']
+	assert x['a']['status'] == 'TIMEOUT'
+	got = {c['case']: (c['a'], c['b'], c['label']) for c in x['cases']}
+	assert got['autofs_protocol.autofs_test_non_pipe_refused'] == (
+		'crash', 'pass', 'fixed by the series')
+	assert got['autofs_protocol.autofs_test_read_end_refused'][2] == 'unchanged pass'
+	assert not [c for c in x['cases'] if c['a'] == 'pass' and c['label'] != 'unchanged pass']
+	out = capsys.readouterr().out
+	assert '  A (pristine): TIMEOUT: guest killed after 300 s without finishing' in out
 
 
 def test_ab_b_side_that_cannot_build(abf, capsys):
@@ -611,6 +634,19 @@ def test_ab_an_option_neither_tree_has_is_b_s_config_failure(abf):
 	[x] = doc['arches']
 	assert x['a']['status'] == 'PASS'
 	assert 'CONFIG_NOT_ANYWHERE=y' in [d['option'] for d in x['a']['kunitconfig_dropped']]
+
+
+def test_ab_cases_that_cannot_be_compared_fail_the_run(abf, monkeypatch, capsys):
+	f = abf
+	f.ctl_write('a', 'x86_64', 'console', ktap_console(ALPHA))
+	f.ctl_write('b', 'x86_64', 'console', ktap_console(ALPHA))
+
+	def broken(*a, **kw):
+		raise ValueError('unreadable console')
+	monkeypatch.setattr(baseline, 'load_results', broken)
+	assert ab.main(f.ab_args('--arch', 'x86_64')) == 1
+	assert ab_json(f)['problems'] == [
+		'x86_64: cases not compared: ValueError: unreadable console']
 
 
 def test_ab_skipped_profile_arch(abf, capsys):
