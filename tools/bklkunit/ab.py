@@ -111,6 +111,7 @@ def pristine_tree(main: Path, cache: Path) -> Tuple[Path, str, str]:
 		dirty = tree.git(wt, 'status', '--porcelain', '--untracked-files=no').stdout.strip()
 		if head == commit and not dirty:
 			return wt, commit, 'up to date'
+		print(f'Checking out {commit[:12]} in the pristine tree {wt} ...', flush=True)
 		tree.git(wt, 'checkout', '-q', '-f', '--detach', commit)
 		return wt, commit, 'moved' if head != commit else 'restored'
 	if wt.is_symlink() or wt.is_file():
@@ -119,6 +120,8 @@ def pristine_tree(main: Path, cache: Path) -> Tuple[Path, str, str]:
 		shutil.rmtree(wt)
 	wt.parent.mkdir(parents=True, exist_ok=True)
 	tree.git(main, 'worktree', 'prune')
+	print(f'Making the pristine tree {wt}: a worktree of {main.name} at {commit[:12]} '
+	      '(once) ...', flush=True)
 	tree.git(main, 'worktree', 'add', '-q', '--detach', str(wt), commit)
 	return wt, commit, 'created'
 

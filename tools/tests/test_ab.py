@@ -6,12 +6,10 @@ files the way kunit.py build does."""
 
 import json
 import os
-from pathlib import Path
-from typing import Dict, Optional
 
 import pytest
 
-from bklkunit import ab, baseline, cli, report, run, tree
+from bklkunit import ab, baseline, cli, report, tree
 from bklkunit.errors import UserError
 from conftest import KCONFIG_B, FAKE_SOURCE, commit, git
 from test_baseline import ALPHA, ktap_console

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """Live progress: what the terminal or a CI log shows while kunit.py builds
-and boots (run._stream and run.Progress), with fake processes and a fake
+and boots (progress.py, through run._stream), with fake processes and a fake
 clock."""
 
 import io
@@ -9,17 +9,16 @@ import re
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
-from bklkunit import cli, run
+from bklkunit import cli, progress, run
 
 STAMP = r'\[\d\d:\d\d:\d\d\]'
 
 
 class Clock:
-	"""run._clock that moves on by `step` seconds each time it is read."""
+	"""progress.clock that moves on by `step` seconds each time it is read."""
 
 	def __init__(self, step: float = 0.0):
 		self.now = 1000.0
@@ -33,7 +32,7 @@ class Clock:
 @pytest.fixture
 def clock(monkeypatch):
 	c = Clock()
-	monkeypatch.setattr(run, '_clock', c)
+	monkeypatch.setattr(progress, 'clock', c)
 	return c
 
 
@@ -66,7 +65,7 @@ def kunit_exec_lines():
 
 
 def test_describe_process():
-	d = run.describe_process
+	d = progress.describe_process
 	assert d(['ccache', 'gcc', '-Wp,-MMD', '-c', '-o', 'fs/ufs/inode.o', 'x.c']) == \
 		'CC fs/ufs/inode.o'
 	assert d(['aarch64-linux-gnu-gcc', '-c', '-o', 'kernel/fork.o', 'fork.c']) == \
@@ -95,9 +94,9 @@ def test_build_activity_is_what_the_descendants_make():
 		200: (1, ['gcc', '-c', '-o', 'someone/else.o', 'else.c']),        # not ours
 		300: (300, ['weird', '-c', '-o', 'loop.o']),                      # a cycle
 	}
-	assert run.build_activity(100, table) == ['CC fs/ufs/balloc.o', 'CC fs/ufs/inode.o']
-	assert run.build_activity(101, table) == ['CC fs/ufs/balloc.o', 'CC fs/ufs/inode.o']
-	assert run.build_activity(999, table) == []
+	assert progress.build_activity(100, table) == ['CC fs/ufs/balloc.o', 'CC fs/ufs/inode.o']
+	assert progress.build_activity(101, table) == ['CC fs/ufs/balloc.o', 'CC fs/ufs/inode.o']
+	assert progress.build_activity(999, table) == []
 
 
 def test_proc_table_and_build_activity_of_real_processes(tmp_path):
@@ -110,14 +109,14 @@ def test_proc_table_and_build_activity_of_real_processes(tmp_path):
 		deadline = time.time() + 10
 		acts = []
 		while time.time() < deadline and not acts:
-			acts = run.build_activity(parent.pid, run.proc_table())
+			acts = progress.build_activity(parent.pid, progress.proc_table())
 			time.sleep(0.05)
 		assert acts == ['CC fs/ufs/inode.o']
-		table = run.proc_table()
+		table = progress.proc_table()
 		assert table[os.getpid()][1][0].endswith(('python3', 'python', 'pytest'))
 		assert table[parent.pid][0] == os.getpid()
 	finally:
-		for pid, (ppid, _) in run.proc_table().items():
+		for pid, (ppid, _) in progress.proc_table().items():
 			if ppid == parent.pid:
 				os.kill(pid, 9)
 		parent.kill()
@@ -125,7 +124,7 @@ def test_proc_table_and_build_activity_of_real_processes(tmp_path):
 
 
 def test_proc_table_without_proc(tmp_path):
-	assert run.proc_table(str(tmp_path / 'nothing')) == {}
+	assert progress.proc_table(str(tmp_path / 'nothing')) == {}
 
 
 # ------------------------------------------------------------------ Progress
@@ -133,7 +132,7 @@ def test_proc_table_without_proc(tmp_path):
 
 def test_progress_in_a_log_is_a_line_every_interval(clock):
 	out = io.StringIO()
-	p = run.Progress('x86_64 boot', out=out, interval=30)
+	p = progress.Progress('x86_64 boot', out=out, interval=30)
 	lines = kunit_exec_lines()
 	for i, line in enumerate(lines):
 		clock.now += 4            # a result every 4 s
@@ -154,7 +153,7 @@ def test_progress_in_a_log_is_a_line_every_interval(clock):
 
 
 def test_progress_boot_counts_only_result_lines(clock):
-	p = run.Progress('arm64 boot', out=io.StringIO())
+	p = progress.Progress('arm64 boot', out=io.StringIO())
 	for line in kunit_exec_lines():
 		p.feed(line)
 	assert (p.ok, p.not_ok, p.skipped) == (12, 1, 1)
@@ -163,9 +162,9 @@ def test_progress_boot_counts_only_result_lines(clock):
 
 
 def test_progress_on_a_tty_rewrites_one_line(clock, monkeypatch):
-	monkeypatch.setattr(run.shutil, 'get_terminal_size', lambda fallback: os.terminal_size((60, 20)))
+	monkeypatch.setattr(progress.shutil, 'get_terminal_size', lambda fallback: os.terminal_size((60, 20)))
 	out = Tty()
-	p = run.Progress('i386 boot', out=out, interval=30)
+	p = progress.Progress('i386 boot', out=out, interval=30)
 	assert p.tty
 	for line in kunit_exec_lines()[:6]:
 		clock.now += 0.5          # at most once a second
@@ -187,7 +186,7 @@ def test_progress_on_a_tty_rewrites_one_line(clock, monkeypatch):
 
 def test_progress_build_shows_the_last_line_without_compilers(clock):
 	out = io.StringIO()
-	p = run.Progress('arm build', out=out, interval=30, pid=None)
+	p = progress.Progress('arm build', out=out, interval=30, pid=None)
 	p.feed('[07:18:41] Building KUnit Kernel ...\n')
 	p.feed('Building with:\n')
 	clock.now += 31
@@ -198,11 +197,11 @@ def test_progress_build_shows_the_last_line_without_compilers(clock):
 
 
 def test_progress_build_shows_what_is_being_compiled(clock, monkeypatch):
-	monkeypatch.setattr(run, 'proc_table', lambda: {
+	monkeypatch.setattr(progress, 'proc_table', lambda: {
 		50: (42, ['make']), 51: (50, ['ccache', 'gcc', '-c', '-o', 'fs/ufs/inode.o']),
 		52: (50, ['ccache', 'gcc', '-c', '-o', 'fs/ufs/dir.o'])})
 	out = io.StringIO()
-	p = run.Progress('x86_64 (pristine) build', out=out, interval=30, pid=42)
+	p = progress.Progress('x86_64 (pristine) build', out=out, interval=30, pid=42)
 	p.feed('Building with:\n')
 	clock.now += 123
 	p.tick()
@@ -257,7 +256,7 @@ def test_stream_to_a_log_keeps_everything_and_prints_progress(tmp_path, clock, c
 
 def test_stream_ticks_while_the_command_is_silent(tmp_path, clock, capsys, monkeypatch):
 	"""kunit.py build sends make's output to /dev/null: minutes without a line."""
-	monkeypatch.setattr(run, '_TICK', 0.05)
+	monkeypatch.setattr(progress, 'TICK', 0.05)
 	clock.step = 10
 	rc, log = _stream_script(tmp_path, QUIET_BUILD, 'arm64 build', interval=30)
 	assert rc == 0 and 'Elapsed time' in log
@@ -292,6 +291,6 @@ def test_stream_exit_status_and_tty(tmp_path, clock, monkeypatch):
 
 def test_progress_interval_option():
 	args = cli.build_parser().parse_args(['run'])
-	assert args.progress_interval == run.PROGRESS_INTERVAL == 30
+	assert args.progress_interval == run.PROGRESS_INTERVAL == progress.INTERVAL == 30
 	args = cli.build_parser().parse_args(['run', '--progress-interval', '5'])
 	assert args.progress_interval == 5
