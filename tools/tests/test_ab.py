@@ -675,6 +675,19 @@ def test_ab_parser_has_no_tree_options(abf):
 		p.parse_args(['ab', '--tree', '/tmp'])
 
 
+def test_cli_ab_usage_errors_exit_2(tmp_path, capsys):
+	assert cli.main(['ab', '--arch', 'sparc', '--cache-dir', str(tmp_path), '--no-install']) == 2
+	assert capsys.readouterr().err.startswith('kunit.py ab: error: unknown arch')
+
+
+def test_ab_on_a_tree_without_the_pristine_ref_is_a_usage_error(abf, capsys):
+	f = abf
+	git(f.tree, 'update-ref', '-d', tree.PRISTINE_REF)
+	with pytest.raises(UserError, match='no refs/bkl-kunit/pristine'):
+		ab.main(f.ab_args('--arch', 'x86_64'))
+	assert f.calls() == []
+
+
 def test_clean_removes_the_pristine_builds_not_the_worktree(tmp_path, capsys):
 	cache = tmp_path / 'c'
 	for d in ('build/debian/x86_64', 'pristine/build/debian/x86_64', 'pristine/src/linux-x',
