@@ -19,13 +19,16 @@ PROFILE ?= default
 PROFILES ?= kasan kcsan faults
 PROFILE_ARCHES ?= all
 
-.PHONY: all run test test-profiles pytest prepare export check-series deps clean distclean help
+.PHONY: all run ab test test-profiles pytest prepare export check-series deps clean distclean help
 
 all: help
 
 help:
 	@echo 'make run [ARCH=x86_64|i386|arm|arm64|um|all] [FILTER=glob] [PROFILE=default|kasan|kcsan|faults]'
 	@echo '                         build and boot the suites'
+	@echo 'make ab [ARCH=...] [FILTER=glob] [PROFILE=...]'
+	@echo '                         the same on the pristine tree (A) and with the series (B):'
+	@echo '                         each case new / fixed / regressed by the series (docs/results.md)'
 	@echo 'make test                run what CI runs (pytest, check-series, KUnit on $(TEST_ARCHES))'
 	@echo 'make test-profiles       the suites under $(PROFILES), on every arch that has each'
 	@echo 'make pytest              the host tool tests only'
@@ -40,6 +43,9 @@ help:
 
 run:
 	$(KUNIT) run --arch=$(ARCH) --profile=$(PROFILE) $(FILTER)
+
+ab:
+	$(KUNIT) ab --arch=$(ARCH) --profile=$(PROFILE) $(FILTER)
 
 test:
 	$(KUNIT) test --arch=$(TEST_ARCHES)

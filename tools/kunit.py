@@ -6,6 +6,8 @@
                 and apply kernel-patches/series
   export        write the work tree's commits back to kernel-patches/
   run           build and boot each arch through the tree's own kunit.py
+  ab            run each arch on the pristine tree (A) and with the series (B):
+                every case new / fixed / regressed by the series / unchanged
   fixtures      make (or find) the UFS fixture disk images and list them
   check-series  series checks: applies, checkpatch --strict, each patch builds
   test          what `make test` and CI run: pytest, check-series, run on x86_64,arm

@@ -40,6 +40,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 	return run.main(args)
 
 
+def cmd_ab(args: argparse.Namespace) -> int:
+	from . import ab
+	return ab.main(args)
+
+
 def cmd_check_series(args: argparse.Namespace) -> int:
 	from . import seriescheck
 	return seriescheck.main(args)
@@ -77,7 +82,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_clean(args: argparse.Namespace) -> int:
 	cache = paths.cache_dir(args.cache_dir)
-	targets = [cache] if args.all else [cache / 'build', cache / 'results']
+	targets = ([cache] if args.all else
+		   [cache / 'build', cache / 'pristine' / 'build', cache / 'results'])
 	for t in targets:
 		if t.exists():
 			print(f'Removing {t}')
@@ -104,6 +110,14 @@ def build_parser() -> argparse.ArgumentParser:
 	from . import run
 	run.add_arguments(p)
 	p.set_defaults(func=cmd_run)
+
+	p = sub.add_parser('ab', help='build and run each arch from the pristine tree (A) and '
+			   'with the series (B); label every case new, fixed or regressed by the '
+			   'series; exit 1 only on a regression or a side that did not build or boot')
+	_common(p)
+	from . import ab
+	ab.add_arguments(p)
+	p.set_defaults(func=cmd_ab)
 
 	p = sub.add_parser('fixtures', help='make (or find) the UFS fixture images and list them')
 	_common(p)

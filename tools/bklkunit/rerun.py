@@ -46,6 +46,11 @@ class Booter:
 	args: argparse.Namespace
 	boots: List[Dict[str, Any]] = field(default_factory=list)
 	seconds: float = 0.0
+	name: str = ''            # the arch as progress lines call it (default: arch)
+
+	@property
+	def shown(self) -> str:
+		return self.name or self.arch
 
 	def _exec(self, extra: List[str], name: str, label: str) -> Tuple[int, str, List[str]]:
 		"""One kunit.py exec; (exit status, its output, the console)."""
@@ -60,7 +65,8 @@ class Booter:
 			src.unlink()
 		t0 = time.time()
 		rc = run._stream(cmd, self.out / f'kunit.{name}.log', self.env, self.args.verbose,
-				 f'{self.arch} {label}')
+				 f'{self.shown} {label}',
+				 getattr(self.args, 'progress_interval', run.PROGRESS_INTERVAL))
 		self.seconds += time.time() - t0
 		console = self.out / f'console.{name}.log'
 		if src.exists():
@@ -73,7 +79,7 @@ class Booter:
 	def list_tests(self, filter_glob: str) -> List[str]:
 		"""suite.case of every test the kernel would run, in its order."""
 		from . import run
-		run._progress(self.arch, 'list tests')
+		run._progress(self.shown, 'list tests')
 		rc, output, _ = self._exec(['--list_tests'] + ([filter_glob] if filter_glob else []),
 					   'list', 'list')
 		tests = [l.strip() for l in output.splitlines()[1:] if LISTED.match(l.strip())]
@@ -86,7 +92,7 @@ class Booter:
 		"""A test boot of just glob; its suites as report.py reads them."""
 		from . import run
 		n = sum(1 for b in self.boots if isinstance(b.get('boot'), int)) + 2
-		run._progress(self.arch, f'boot {n} ({purpose}): {glob}')
+		run._progress(self.shown, f'boot {n} ({purpose}): {glob}')
 		rc, output, console = self._exec([f'--json={self.out / f"results.{n}.json"}', glob],
 						 str(n), purpose)
 		v = ktap.judge(self.ktree, console, output)

@@ -17,17 +17,17 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from . import deps, ktap, paths, profiles, tree
+from . import deps, ktap, paths, profiles, progress, tree
 from .errors import UserError
 
 DEFAULT_TIMEOUT = 300
+PROGRESS_INTERVAL = progress.INTERVAL
 DEFAULT_SUITE_TIMEOUT = 120
 
 
@@ -53,7 +53,9 @@ def qemu_extra(arch: str, args: argparse.Namespace) -> List[str]:
 	return out + list(getattr(args, 'qemu_args', []) or [])
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
+def add_arguments(p: argparse.ArgumentParser, one_tree: bool = True) -> None:
+	"""The options of run; one_tree=False (ab) leaves out those that pick
+	the tree (--tree, --apply-series) and compare with baselines."""
 	p.add_argument('filter_glob', nargs='?', default='',
 		       help='suite[.case] glob passed to kunit.py (default: every suite)')
 	p.add_argument('--arch', default='all',
@@ -62,11 +64,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 	p.add_argument('--results-dir', default=None,
 		       help='where results go (default: <cache>/results/<timestamp>, '
 			    'with <cache>/results/latest pointing at it)')
-	p.add_argument('--tree', default=None,
-		       help='run against this kernel tree instead of the prepared one')
-	p.add_argument('--apply-series', action='store_true',
-		       help='with --tree: apply kernel-patches/ to that (clean, same '
-			    'version) tree first, with git am')
+	if one_tree:
+		p.add_argument('--tree', default=None,
+			       help='run against this kernel tree instead of the prepared one')
+		p.add_argument('--apply-series', action='store_true',
+			       help='with --tree: apply kernel-patches/ to that (clean, same '
+				    'version) tree first, with git am')
+	else:
+		p.set_defaults(tree=None, apply_series=False, compare=False, baseline_dir=None)
 	p.add_argument('--timeout', type=int, default=DEFAULT_TIMEOUT,
 		       help=f'seconds a guest may run before it is killed (default {DEFAULT_TIMEOUT})')
 	p.add_argument('--jobs', type=int, default=os.cpu_count() or 1, help='make -j')
@@ -79,6 +84,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 	p.add_argument('--no-ccache', action='store_true', help='build without ccache')
 	p.add_argument('-v', '--verbose', action='store_true',
 		       help='stream build and guest output instead of progress lines')
+	p.add_argument('--progress-interval', type=int, default=PROGRESS_INTERVAL, metavar='S',
+		       help='without -v and when the output is not a terminal (CI logs): a '
+			    f'progress line every S seconds (default {PROGRESS_INTERVAL}); on a '
+			    'terminal one line is rewritten in place')
 	p.add_argument('--rerun-failures', type=int, default=0, metavar='N',
 		       help='run each failed or crashed case again on its own, up to N boots; '
 			    'one that passes then is FLAKY (default 0: off)')
@@ -87,11 +96,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 			    f'after a crash, --rerun-failures; default {DEFAULT_SUITE_TIMEOUT})')
 	p.add_argument('--no-crash-rerun', action='store_true',
 		       help='after a crash or hang, do not boot again for the suites it cut off')
-	p.add_argument('--compare', action='store_true',
-		       help='compare with the baselines afterwards (as `kunit.py compare`); '
-			    'a regression makes the run fail')
-	p.add_argument('--baseline-dir', default=None,
-		       help='with --compare: where the baselines are (default: kunit/baselines)')
+	if one_tree:
+		p.add_argument('--compare', action='store_true',
+			       help='compare with the baselines afterwards (as `kunit.py compare`); '
+				    'a regression makes the run fail')
+		p.add_argument('--baseline-dir', default=None,
+			       help='with --compare: where the baselines are (default: '
+				    'kunit/baselines)')
 	p.add_argument('--no-fixtures', action='store_true',
 		       help='do not generate and attach the UFS fixture disks (the ufs_* image '
 			    'cases then skip, saying why)')
@@ -174,29 +185,9 @@ def make_options(arch: str, use_ccache: bool) -> List[str]:
 
 
 def _stream(cmd: List[str], log: Path, env: Dict[str, str], verbose: bool,
-	    label: str) -> int:
-	"""Run cmd, logging everything; print a compact progress line unless verbose."""
-	start = time.time()
-	with open(log, 'w') as f:
-		f.write('$ ' + ' '.join(cmd) + '\n')
-		f.flush()
-		proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-					text=True, env=env, errors='replace')
-		assert proc.stdout is not None
-		last = 0.0
-		for line in proc.stdout:
-			f.write(line)
-			if verbose:
-				sys.stdout.write(line)
-			elif sys.stdout.isatty() and time.time() - last > 1:
-				last = time.time()
-				sys.stdout.write(f'\r  {label} {time.time() - start:5.0f}s  '
-						 f'{line.strip()[:60]:<60}')
-				sys.stdout.flush()
-		rc = proc.wait()
-	if not verbose and sys.stdout.isatty():
-		sys.stdout.write('\r' + ' ' * 80 + '\r')
-	return rc
+	    label: str, interval: float = PROGRESS_INTERVAL) -> int:
+	"""Run cmd, logging everything; stream it with -v, else a progress line."""
+	return progress.stream(cmd, log, env, verbose, label, interval)
 
 
 def _tail(path: Path, n: int = 20) -> str:
@@ -207,8 +198,12 @@ def _tail(path: Path, n: int = 20) -> str:
 
 
 def run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse.Namespace,
-	     cache: Path) -> ArchResult:
+	     cache: Path, fragments: Optional[List[Path]] = None, tag: str = '') -> ArchResult:
+	"""Build and boot one arch.  fragments: the kunitconfigs to build with
+	(default kunitconfigs()); tag: shown after the arch in progress lines."""
 	profile = getattr(args, 'profile', profiles.DEFAULT)
+	name = f'{arch} ({tag})' if tag else arch
+	interval = getattr(args, 'progress_interval', PROGRESS_INTERVAL)
 	res = ArchResult(arch, profile=profile)
 	out.mkdir(parents=True, exist_ok=True)
 	kunit = [sys.executable, str(ktree / 'tools/testing/kunit/kunit.py')]
@@ -219,15 +214,16 @@ def run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse.
 	env = build_env(cache)
 
 	cmd = kunit + ['build'] + common + [f'--jobs={args.jobs}']
-	for k in kunitconfigs(arch, args.kunitconfig, profile):
+	for k in (kunitconfigs(arch, args.kunitconfig, profile) if fragments is None
+		  else fragments):
 		cmd.append(f'--kunitconfig={k}')
 	for k in args.kconfig_add:
 		cmd.append(f'--kconfig_add={k}')
 	for m in make_options(arch, not args.no_ccache):
 		cmd.append(f'--make_options={m}')
-	_progress(arch, 'build')
+	_progress(name, 'build')
 	t0 = time.time()
-	rc = _stream(cmd, out / 'build.log', env, args.verbose, f'{arch} build')
+	rc = _stream(cmd, out / 'build.log', env, args.verbose, f'{name} build', interval)
 	res.build_seconds = time.time() - t0
 	if rc != 0:
 		log = (out / 'build.log').read_text(errors='replace')
@@ -249,9 +245,9 @@ def run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse.
 	console_src = build_dir / 'test.log'
 	if console_src.exists():
 		console_src.unlink()
-	_progress(arch, 'boot')
+	_progress(name, 'boot')
 	t0 = time.time()
-	rc = _stream(cmd, out / 'kunit.log', env, args.verbose, f'{arch} run')
+	rc = _stream(cmd, out / 'kunit.log', env, args.verbose, f'{name} boot', interval)
 	res.run_seconds = time.time() - t0
 	if console_src.exists():
 		shutil.copyfile(console_src, out / 'console.log')
@@ -279,7 +275,7 @@ def run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse.
 	if crashed or failed:
 		from . import rerun
 		rerun.after_first_boot(rerun.Booter(ktree, arch, kunit, common, env, build_dir, out,
-						    args), res, v)
+						    args, name=name), res, v)
 	return res
 
 

@@ -1,0 +1,547 @@
+# SPDX-License-Identifier: GPL-2.0
+"""`kunit.py ab`: each arch built and booted from the pristine tree (A) and
+from the tree with the series (B); every case labelled by what the series
+did to it.
+
+  B  the normal run: the prepared work tree, <cache>/build/<key>/<arch>
+  A  the pristine commit (refs/bkl-kunit/pristine) checked out in a detached
+     git worktree of the prepared repository, <cache>/pristine/src/<name>,
+     built in <cache>/pristine/build/<key>/<arch>.  The main work tree is
+     never touched.  The layout mirrors <cache>/src and <cache>/build, so
+     the relative paths ccache sees (CCACHE_BASEDIR is the cache) are the
+     same as B's and an A build hits B's cache for every object the series
+     does not change.
+
+A is built with the same .kunitconfig and fragments, less the options the
+pristine tree cannot have:
+  1. every option whose symbol no Kconfig file of the pristine commit
+     defines (`git grep` of `config`/`menuconfig` lines at that commit):
+     the series' own test suites;
+  2. should kunit.py build still refuse options on A ("Not all Kconfig
+     options selected ... Missing: ..."), e.g. because the series changed
+     the dependencies of a symbol both trees have, those options, after
+     which A is built once more (the refused attempt's log is kept as
+     build.refused.log).
+The filtered fragments are written to <results>/a/<arch>/kunitconfig/.
+
+Results: <results>/a and <results>/b are results directories of their own
+(summary.json, <arch>/..., junit.xml, index.html), <results>/ab.json has the
+labels.  The cases are baseline.py's (report.py's reading of the consoles
+plus the crash re-run boots), compared with baseline.compare_arch as if A
+were B's baseline.
+"""
+
+import argparse
+import copy
+import json
+import re
+import shutil
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+
+from . import baseline, deps, paths, profiles, report, run, tree
+from .baseline import BAD, FLAKY, MISSING, PASS, SKIP
+from .errors import UserError
+
+FORMAT = 1
+
+REGRESSED = 'regressed by the series'     # A pass -> B fail, crash or missing
+FIXED = 'fixed by the series'             # A fail, crash, missing or flaky -> B pass
+NEW = 'new test'                          # not on A (A ran to its end), on B
+REMOVED = 'removed'                       # on A, not on B (B ran to its end)
+NOT_RUN_A = 'not run on A'                # on B; A stopped early, so it may exist there
+NOT_RUN_B = 'not run on B'                # skipped on A, cut off on B
+NEW_SKIP = 'skipped by the series'        # A ran it, B skips it
+UNSKIPPED = 'no longer skipped'           # A skipped it, B ran it
+FLAKY_LABEL = 'flaky'                     # failed, then passed when run again
+SAME_FAIL = 'unchanged fail'              # fail, crash or missing on both
+SAME_SKIP = 'unchanged skip'
+SAME_PASS = 'unchanged pass'
+LABELS = (REGRESSED, FIXED, NEW, REMOVED, NOT_RUN_A, NOT_RUN_B, NEW_SKIP, UNSKIPPED,
+	  FLAKY_LABEL, SAME_FAIL, SAME_SKIP, SAME_PASS)
+
+SIDES = {'a': 'pristine', 'b': 'series'}
+NOT_DEFINED = 'not defined by any Kconfig file of the pristine tree'
+REFUSED = 'kunit.py build could not select it on the pristine tree'
+
+
+# ------------------------------------------------------------ the pristine tree
+
+
+def pristine_dir(cache: Path, main: Path) -> Path:
+	return Path(cache) / 'pristine' / 'src' / Path(main).name
+
+
+def build_dir(cache: Path, key: str, profile: str, arch: str) -> Path:
+	return Path(cache) / 'pristine' / 'build' / profiles.build_key(key, profile) / arch
+
+
+def pristine_commit(main: Path) -> str:
+	proc = tree.git(main, 'rev-parse', '--verify', '-q', tree.PRISTINE_REF + '^{commit}',
+			check=False)
+	if proc.returncode != 0 or not proc.stdout.strip():
+		raise UserError(f'{main} has no {tree.PRISTINE_REF}: not a tree made by '
+				'`./tools/kunit.py prepare`')
+	return proc.stdout.strip()
+
+
+def _worktree_of(wt: Path, main: Path) -> bool:
+	"""Whether wt is a working worktree of the repository of main."""
+	if not (wt / '.git').is_file():
+		return False
+	proc = tree.git(wt, 'rev-parse', '--path-format=absolute', '--git-common-dir', check=False)
+	if proc.returncode != 0:
+		return False
+	return Path(proc.stdout.strip()).resolve() == (Path(main) / '.git').resolve()
+
+
+def pristine_tree(main: Path, cache: Path) -> Tuple[Path, str, str]:
+	"""The A tree: (worktree, pristine commit, what was done: created, moved,
+	restored or up to date).  Made with `git worktree add --detach` on first
+	use, or when the old one no longer belongs to main's repository (prepare
+	unpacked it anew); checked out again when the pristine ref moved or a
+	tracked file was changed.  Only main's .git/worktrees/ is written."""
+	main = Path(main)
+	commit = pristine_commit(main)
+	wt = pristine_dir(cache, main)
+	if _worktree_of(wt, main):
+		head = tree.git(wt, 'rev-parse', 'HEAD', check=False).stdout.strip()
+		dirty = tree.git(wt, 'status', '--porcelain', '--untracked-files=no').stdout.strip()
+		if head == commit and not dirty:
+			return wt, commit, 'up to date'
+		print(f'Checking out {commit[:12]} in the pristine tree {wt} ...', flush=True)
+		tree.git(wt, 'checkout', '-q', '-f', '--detach', commit)
+		return wt, commit, 'moved' if head != commit else 'restored'
+	if wt.is_symlink() or wt.is_file():
+		wt.unlink()
+	elif wt.exists():
+		shutil.rmtree(wt)
+	wt.parent.mkdir(parents=True, exist_ok=True)
+	tree.git(main, 'worktree', 'prune')
+	print(f'Making the pristine tree {wt}: a worktree of {main.name} at {commit[:12]} '
+	      '(once) ...', flush=True)
+	tree.git(main, 'worktree', 'add', '-q', '--detach', str(wt), commit)
+	return wt, commit, 'created'
+
+
+# ------------------------------------------------------------------ Kconfig
+
+KCONFIG_DEFINITION = re.compile(r'^\s*(?:menu)?config\s+([A-Za-z0-9_]+)', re.M)
+# kunit_config.py's two forms of an option; anything else is a comment.
+OPTION_SET = re.compile(r'^CONFIG_(\w+)=(\S+|".*")$')
+OPTION_UNSET = re.compile(r'^# CONFIG_(\w+) is not set$')
+
+
+def defined_symbols(repo: Path, commit: str) -> Set[str]:
+	"""Every symbol a Kconfig file (Kconfig, Kconfig.debug, ...) of commit
+	defines with `config` or `menuconfig`, read from git's object store."""
+	proc = tree.git(repo, 'grep', '-h', '-I', '-E', r'^[[:space:]]*(menu)?config[[:space:]]',
+			commit, '--', '*Kconfig*', check=False)
+	if proc.returncode not in (0, 1):
+		raise UserError(f'git grep of the Kconfig files at {commit[:12]} failed in {repo}:\n'
+				+ proc.stderr.strip())
+	found = set(KCONFIG_DEFINITION.findall(proc.stdout))
+	if not found:
+		raise UserError(f'no Kconfig symbol defined at {commit[:12]} in {repo}: '
+				'is it a kernel tree?')
+	return found
+
+
+def option_symbol(line: str) -> Optional[str]:
+	s = line.strip()
+	m = OPTION_SET.match(s) or OPTION_UNSET.match(s)
+	return m.group(1) if m else None
+
+
+def filter_text(text: str, why: Callable[[str], Optional[str]]) -> Tuple[str, List[Tuple[str, str]]]:
+	"""A kunitconfig fragment without the options why() has a reason to drop:
+	(new text, [(option line, reason)]).  A dropped line stays as a comment."""
+	out, dropped = [], []
+	for line in text.splitlines():
+		sym = option_symbol(line)
+		reason = why(sym) if sym else None
+		if reason:
+			dropped.append((line.strip(), reason))
+			out.append(f'# kunit.py ab: dropped on the pristine tree ({reason}): {line.strip()}')
+		else:
+			out.append(line)
+	return '\n'.join(out) + '\n', dropped
+
+
+def a_fragments(fragments: Sequence[Path], why: Callable[[str], Optional[str]],
+		dest: Path) -> Tuple[List[Path], List[Dict[str, str]]]:
+	"""The fragments A builds with: each one as it is when nothing in it is
+	dropped, else a filtered copy in dest (NN-<name>, in order)."""
+	if dest.exists():
+		shutil.rmtree(dest)
+	out: List[Path] = []
+	dropped: List[Dict[str, str]] = []
+	for n, frag in enumerate(fragments, 1):
+		text, gone = filter_text(Path(frag).read_text(), why)
+		if not gone:
+			out.append(Path(frag))
+			continue
+		dest.mkdir(parents=True, exist_ok=True)
+		copy_ = dest / f'{n:02d}-{Path(frag).name.lstrip(".")}'
+		copy_.write_text(f'# {frag}, for the pristine tree (kunit.py ab)\n' + text)
+		out.append(copy_)
+		dropped += [{'option': o, 'fragment': str(frag), 'why': r} for o, r in gone]
+	return out, dropped
+
+
+def refused_symbols(build_log: str) -> List[str]:
+	"""The symbols kunit.py build could not select: 'Missing: CONFIG_A=y, ...'."""
+	if 'Not all Kconfig options selected' not in build_log:
+		return []
+	m = re.search(r'^Missing: (.*)$', build_log, re.M)
+	return sorted(set(re.findall(r'CONFIG_(\w+)', m.group(1)))) if m else []
+
+
+def run_a(wt: Path, arch: str, bdir: Path, out: Path, args: argparse.Namespace, cache: Path,
+	  defined: Set[str]) -> Tuple[run.ArchResult, List[Dict[str, str]]]:
+	"""run.run_arch on the pristine tree with the filtered kunitconfigs; a
+	second build when kunit.py refused options of the first."""
+	profile = getattr(args, 'profile', profiles.DEFAULT)
+	fragments = run.kunitconfigs(arch, args.kunitconfig, profile)
+	refused: Dict[str, str] = {}
+
+	def why(sym: str) -> Optional[str]:
+		return refused.get(sym) or (None if sym in defined else NOT_DEFINED)
+	for attempt in (1, 2):
+		use, dropped = a_fragments(fragments, why, out / 'kunitconfig')
+		a_args = copy.copy(args)
+		a_args.kconfig_add = []
+		for k in args.kconfig_add:
+			sym = option_symbol(k)
+			reason = why(sym) if sym else None
+			if reason:
+				dropped.append({'option': k, 'fragment': '--kconfig-add', 'why': reason})
+			else:
+				a_args.kconfig_add.append(k)
+		r = run.run_arch(wt, arch, bdir, out, a_args, cache, fragments=use, tag=SIDES['a'])
+		if r.status != 'CONFIG_FAILED' or attempt == 2:
+			break
+		log = out / 'build.log'
+		more = [s for s in refused_symbols(log.read_text(errors='replace')) if not why(s)]
+		if not more:
+			break
+		for s in more:
+			refused[s] = REFUSED
+		log.replace(out / 'build.refused.log')
+		run._progress(f'{arch} ({SIDES["a"]})', 'kunit.py build refused '
+			      + ', '.join(f'CONFIG_{s}' for s in more) + ': building again without')
+	return r, dropped
+
+
+# ------------------------------------------------------------------- labels
+
+
+@dataclass
+class Row:
+	case: str
+	a: Optional[str]          # A's status, None: not there
+	b: Optional[str]          # B's status, None: not there (B ran to its end)
+	label: str
+
+
+def _same_or_other(a: str, b: str) -> str:
+	"""The label of a case compare_arch did not call a regression, fix, new
+	or vanished case."""
+	if FLAKY in (a, b):
+		return FLAKY_LABEL
+	if a == b == PASS:
+		return SAME_PASS
+	if a == b == SKIP:
+		return SAME_SKIP
+	if a in BAD and b in BAD:
+		return SAME_FAIL
+	if b == SKIP:
+		return NEW_SKIP
+	if a == SKIP:
+		return NOT_RUN_B if b == MISSING else UNSKIPPED
+	return REGRESSED if a == PASS else FIXED      # what compare_arch catches first
+
+
+def suite_of(key: str) -> str:
+	return key.split('.', 1)[0]
+
+
+def label_cases(a: baseline.ArchCases, b: baseline.ArchCases, filter_glob: str = '',
+		a_listed: Optional[Set[str]] = None) -> List[Row]:
+	"""Every case of either side, labelled; A is B's baseline.  a_listed: the
+	suites A's kernel listed (`kunit.py exec --list_tests`, booted after a
+	crash), which tells a new suite from one A's crash kept from running."""
+	c = baseline.compare_arch(baseline.baseline_document(a), b, Path('A'), filter_glob)
+	labels: Dict[str, str] = {}
+	for key, _, _ in c.regressions:
+		labels[key] = REGRESSED
+	for key, _, _ in c.fixes:
+		labels[key] = FIXED
+	for key, _ in c.new:
+		known_absent = a.complete or (a_listed is not None and suite_of(key) not in a_listed)
+		labels[key] = NEW if known_absent else NOT_RUN_A
+	for key, _ in c.vanished:
+		labels[key] = REMOVED
+	rows = []
+	for key in sorted(set(a.cases) | set(b.cases)):
+		if not baseline.in_filter(key, filter_glob):
+			continue
+		sa = a.cases.get(key)
+		sb = b.cases.get(key) or (None if b.complete else MISSING)
+		label = labels.get(key) or _same_or_other(sa or MISSING, sb or MISSING)
+		rows.append(Row(key, sa, sb, label))
+	rows.sort(key=lambda r: (LABELS.index(r.label), r.case))
+	return rows
+
+
+def counts(rows: Sequence[Row]) -> Dict[str, int]:
+	out: Dict[str, int] = {}
+	for r in rows:
+		out[r.label] = out.get(r.label, 0) + 1
+	return {l: out[l] for l in LABELS if l in out}
+
+
+def side_problem(side: str, status: str, has_cases: bool) -> str:
+	"""Why a side gave nothing to compare, '' when it did."""
+	name = f'{side.upper()} ({SIDES[side]})'
+	if status in report.NOT_BUILT:
+		return f'{name} could not build ({status})'
+	if status in ('ERROR', 'NOT_RUN'):
+		return f'{name} could not run ({status})'
+	if status in ('CRASH', 'TIMEOUT') and not has_cases:
+		return f'{name} could not boot ({status}, no KTAP result)'
+	if side == 'b' and status == 'NO_TESTS':
+		return f'{name} ran no test (NO_TESTS)'
+	return ''
+
+
+def listed_suites(adir: Path) -> Optional[Set[str]]:
+	"""The suites a --list_tests boot of this arch named, None without one."""
+	from . import rerun
+	log = adir / 'kunit.list.log'
+	if not log.is_file():
+		return None
+	tests = [l.strip() for l in log.read_text(errors='replace').splitlines()[1:]
+		 if rerun.LISTED.match(l.strip())]
+	return {t.split('.', 1)[0] for t in tests} or None
+
+
+@dataclass
+class ArchAB:
+	arch: str
+	a: run.ArchResult
+	b: run.ArchResult
+	dropped: List[Dict[str, str]] = field(default_factory=list)
+	rows: List[Row] = field(default_factory=list)
+	problems: List[str] = field(default_factory=list)
+
+	@property
+	def regressed(self) -> int:
+		return sum(r.label == REGRESSED for r in self.rows)
+
+	def document(self) -> Dict[str, Any]:
+		def side(r: run.ArchResult, extra: Dict[str, Any]) -> Dict[str, Any]:
+			return dict({'status': r.status, 'reason': r.reason, 'passed': r.passed,
+				     'failed': r.failed, 'skipped': r.skipped, 'crashed': r.crashed}, **extra)
+		return {'arch': self.arch,
+			'a': side(self.a, {'kunitconfig_dropped': self.dropped}),
+			'b': side(self.b, {}),
+			'problems': self.problems, 'counts': counts(self.rows),
+			'cases': [asdict(r) for r in self.rows]}
+
+
+def compare_sides(rdir: Path, a_tree: Path, b_tree: Path, results: List[ArchAB],
+		  filter_glob: str) -> None:
+	"""Load both sides' cases (baseline.load_results) and label them."""
+	_, a_cases = baseline.load_results(rdir / 'a', a_tree, probe=False)
+	_, b_cases = baseline.load_results(rdir / 'b', b_tree, probe=False)
+	a_by, b_by = {c.arch: c for c in a_cases}, {c.arch: c for c in b_cases}
+	for x in results:
+		if x.a.status == profiles.SKIPPED:
+			continue
+		ca = a_by.get(x.arch) or baseline.ArchCases(x.arch, x.a.status, False)
+		cb = b_by.get(x.arch) or baseline.ArchCases(x.arch, x.b.status, False)
+		x.problems = [p for p in (side_problem('a', ca.status, bool(ca.cases)),
+					  side_problem('b', cb.status, bool(cb.cases))) if p]
+		x.rows = label_cases(ca, cb, filter_glob, listed_suites(rdir / 'a' / x.arch))
+
+
+# ------------------------------------------------------------------ output
+
+
+def _table(rows: List[Tuple[str, ...]], right: int = 99) -> List[str]:
+	widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+	out = []
+	for n, r in enumerate(rows):
+		out.append('  '.join(c.rjust(w) if i >= right else c.ljust(w)
+				     for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+		if n == 0:
+			out.append('  '.join('-' * w for w in widths))
+	return out
+
+
+def _status_lines(side: str, r: run.ArchResult) -> List[str]:
+	"""'A (pristine): CRASH: <first line of the reason>', then the rest of
+	the reason (a build's tail, the re-run boots) indented."""
+	reason = r.reason.splitlines() if r.status != 'PASS' else []
+	head = f'  {side.upper()} ({SIDES[side]}): {r.status}' + (f': {reason[0]}' if reason else '')
+	return [head] + ['      ' + l for l in reason[1:20]]
+
+
+def format_arch(x: ArchAB) -> List[str]:
+	lines = [f'== {x.arch}'] + _status_lines('a', x.a) + _status_lines('b', x.b)
+	if x.dropped:
+		shown = [d['option'] + (' (refused by kunit.py)' if d['why'] == REFUSED else '')
+			 for d in x.dropped]
+		lines.append('  A kunitconfig without: ' + ', '.join(dict.fromkeys(shown)))
+	for p in x.problems:
+		lines.append(f'  {p}')
+	if x.rows:
+		table = [('label', 'case', 'A', 'B')] + [
+			(r.label, r.case, r.a or '-', r.b or '-') for r in x.rows]
+		lines += ['  ' + l for l in _table(table)]
+	lines.append('  ' + (', '.join(f'{n} {l}' for l, n in counts(x.rows).items())
+			     or 'no case results'))
+	return lines
+
+
+SUMMARY_COLUMNS = (('regressed', (REGRESSED,)), ('fixed', (FIXED,)), ('new', (NEW,)),
+		   ('removed', (REMOVED,)), ('same pass', (SAME_PASS,)),
+		   ('same fail', (SAME_FAIL,)),
+		   ('skips', (NEW_SKIP, UNSKIPPED, SAME_SKIP)),
+		   ('other', (NOT_RUN_A, NOT_RUN_B, FLAKY_LABEL)))
+
+
+def format_summary(results: List[ArchAB]) -> List[str]:
+	rows = [('arch', 'A (pristine)', 'B (series)') + tuple(c for c, _ in SUMMARY_COLUMNS)]
+	for x in results:
+		n = counts(x.rows)
+		rows.append((x.arch, x.a.status, x.b.status)
+			    + tuple(str(sum(n.get(l, 0) for l in ls)) for _, ls in SUMMARY_COLUMNS))
+	return _table(rows, right=3)
+
+
+# -------------------------------------------------------------------- main
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+	"""run's options, less --tree, --apply-series and --compare."""
+	run.add_arguments(p, one_tree=False)
+
+
+def _write_verdict(rdir: Path, r: run.ArchResult) -> None:
+	(rdir / r.arch).mkdir(parents=True, exist_ok=True)
+	(rdir / r.arch / 'verdict.json').write_text(json.dumps(asdict(r), indent=1) + '\n')
+
+
+def _run_side(fn: Callable[[], Any], arch: str, profile: str) -> Any:
+	try:
+		return fn()
+	except UserError:
+		raise
+	except Exception as e:  # one side's trouble must not hide the other
+		return run.ArchResult(arch, status='ERROR', reason=f'{type(e).__name__}: {e}',
+				      profile=profile)
+
+
+def main(args: argparse.Namespace) -> int:
+	try:
+		arches = paths.parse_arches(args.arch)
+	except ValueError as e:
+		raise UserError(str(e))
+	prof = profiles.get(getattr(args, 'profile', profiles.DEFAULT))
+	cache = paths.cache_dir(args.cache_dir)
+	deps.ensure(deps.for_arches([a for a in arches if prof.supports(a)] or arches),
+		    allow_install=not args.no_install)
+	b_tree, key, info = run.resolve_tree(args, cache)
+	a_tree, commit, done = pristine_tree(b_tree, cache)
+	print(f'Pristine tree {a_tree} at {commit[:12]} ({done})', flush=True)
+	defined = defined_symbols(b_tree, commit)
+	args.fixture_images = []
+	if not getattr(args, 'no_fixtures', False):
+		from . import fixtures
+		args.fixture_images = fixtures.build(cache)
+		if args.fixture_images:
+			print(f'Fixtures: {len(args.fixture_images)} UFS images in '
+			      f'{args.fixture_images[0].path.parent}')
+			info['fixtures'] = str(args.fixture_images[0].path.parent)
+	rdir = run.results_dir(args, cache)
+	if prof.name != profiles.DEFAULT:
+		print(f'Profile {prof.name}: {prof.what}')
+	a_info = {'tree': str(a_tree), 'kernel_version': info.get('kernel_version'),
+		  'debian_version': info.get('debian_version'), 'series': 'none (pristine)',
+		  'series_hash': '', 'head': commit}
+	if 'fixtures' in info:
+		a_info['fixtures'] = info['fixtures']
+	results: List[ArchAB] = []
+	for arch in arches:
+		if not prof.supports(arch):
+			skipped = [run.ArchResult(arch, status=profiles.SKIPPED, profile=prof.name,
+						  reason=f'profile {prof.name} not run: {prof.why_not(arch)}')
+				   for _ in 'ab']
+			x = ArchAB(arch, skipped[0], skipped[1])
+			run._progress(arch, f'{profiles.SKIPPED}: {prof.why_not(arch)}')
+		else:
+			bdir = cache / 'build' / profiles.build_key(key, prof.name) / arch
+			bdir.parent.mkdir(parents=True, exist_ok=True)
+			rb = _run_side(lambda: run.run_arch(b_tree, arch, bdir, rdir / 'b' / arch, args,
+							   cache, tag=SIDES['b']), arch, prof.name)
+			adir = build_dir(cache, key, prof.name, arch)
+			adir.parent.mkdir(parents=True, exist_ok=True)
+			got = _run_side(lambda: run_a(a_tree, arch, adir, rdir / 'a' / arch, args, cache,
+						      defined), arch, prof.name)
+			ra, dropped = got if isinstance(got, tuple) else (got, [])
+			x = ArchAB(arch, ra, rb, dropped)
+			for side, r in (('b', rb), ('a', ra)):
+				run._progress(f'{arch} ({SIDES[side]})',
+					      f'{r.status} ({r.passed} passed, {r.failed} failed, '
+					      f'{r.skipped} skipped, {r.crashed} crashed)')
+		_write_verdict(rdir / 'a', x.a)
+		_write_verdict(rdir / 'b', x.b)
+		results.append(x)
+	for side, side_info, ktree in (('a', a_info, a_tree), ('b', info, b_tree)):
+		summary = dict(side_info, arches=[asdict(getattr(x, side)) for x in results],
+			       results_dir=str(rdir / side), filter_glob=args.filter_glob,
+			       profile=prof.name, ab_side=SIDES[side])
+		(rdir / side / 'summary.json').write_text(json.dumps(summary, indent=1) + '\n')
+		try:
+			written = report.write_reports(rdir / side, ktree)
+			print(f'Reports ({SIDES[side]}): ' + ', '.join(
+				f'{side}/{k}' for k in sorted(written)))
+		except Exception as e:  # a report must never cost the run its verdict
+			print(f'reports of {side}/ not written: {type(e).__name__}: {e}', file=sys.stderr)
+	try:
+		compare_sides(rdir, a_tree, b_tree, results, args.filter_glob)
+	except Exception as e:  # without labels there is no verdict: say so, fail
+		for x in results:
+			if x.a.status != profiles.SKIPPED:
+				x.problems.append(f'cases not compared: {type(e).__name__}: {e}')
+	print()
+	for x in results:
+		if x.a.status == profiles.SKIPPED:
+			print(f'== {x.arch}\n  {profiles.SKIPPED}: {x.a.reason}\n')
+			continue
+		print('\n'.join(format_arch(x)) + '\n')
+	print('\n'.join(format_summary(results)))
+	problems = [f'{x.arch}: {p}' for x in results for p in x.problems]
+	bad = [f'{x.arch}: {x.regressed} {REGRESSED}' for x in results if x.regressed] + problems
+	rc = 1 if bad else 0
+	doc = {'format': FORMAT, 'results_dir': str(rdir), 'filter_glob': args.filter_glob,
+	       'profile': prof.name, 'labels': list(LABELS),
+	       'a': {'side': SIDES['a'], 'tree': str(a_tree), 'commit': commit,
+		     'results': 'a', 'build_dirs': str(build_dir(cache, key, prof.name, '*'))},
+	       'b': dict({'side': SIDES['b'], 'results': 'b'},
+			 **{k: info.get(k) for k in ('tree', 'head', 'series', 'series_hash')}),
+	       'arches': [x.document() for x in results],
+	       'regressed': sum(x.regressed for x in results),
+	       'problems': problems,
+	       'exit': rc}
+	(rdir / 'ab.json').write_text(json.dumps(doc, indent=1) + '\n')
+	print(f'\nResults: {rdir} (ab.json; a/ and b/ are results directories of their own)')
+	if bad:
+		print('ab: ' + '; '.join(bad))
+	else:
+		print(f'ab: nothing {REGRESSED}')
+	return rc

@@ -1,0 +1,698 @@
+# SPDX-License-Identifier: GPL-2.0
+"""kunit.py ab: the labels, the pristine worktree, the Kconfig filtering of
+A's kunitconfig, and whole runs over a fake prepared repository whose
+kunit.py is a stub that checks the kunitconfig against the tree's Kconfig
+files the way kunit.py build does."""
+
+import json
+import os
+
+import pytest
+
+from bklkunit import ab, baseline, cli, report, tree
+from bklkunit.errors import UserError
+from conftest import KCONFIG_B, FAKE_SOURCE, commit, git
+from test_baseline import ALPHA, ktap_console
+from test_run import fake, main_env  # noqa: F401  (fixtures used by abf)
+
+
+@pytest.fixture(autouse=True)
+def _no_probe(monkeypatch):
+	"""Never ask this host's gcc or QEMU for their versions."""
+	monkeypatch.setattr(report, 'probe_tools', lambda arch: {})
+
+
+# ------------------------------------------------------------------- labels
+
+
+def cases(status='PASS', **kv) -> baseline.ArchCases:
+	"""ArchCases of x86_64 from keyword pairs: alpha_one='pass' -> alpha.one."""
+	return baseline.ArchCases('x86_64', status, True,
+				  {k.replace('_', '.', 1): v for k, v in kv.items()})
+
+
+def labels(rows):
+	return {r.case: (r.a, r.b, r.label) for r in rows}
+
+
+def test_every_label():
+	a = cases('CRASH', s_same=ab.PASS, s_reg=ab.PASS, s_fix=baseline.FAIL, s_fixcrash='crash',
+		  s_gone=ab.PASS, s_bothbad=baseline.FAIL, s_worse=baseline.FAIL, s_skip=ab.SKIP,
+		  s_newskip=ab.PASS, s_unskip=ab.SKIP, s_unskipfail=ab.SKIP, s_flaky=ab.PASS,
+		  s_missing='missing')
+	a.status = 'FAIL'                       # A ran to its end
+	b = cases('FAIL', s_same=ab.PASS, s_reg=baseline.FAIL, s_fix=ab.PASS, s_fixcrash=ab.PASS,
+		  s_bothbad=baseline.FAIL, s_worse='crash', s_skip=ab.SKIP, s_newskip=ab.SKIP,
+		  s_unskip=ab.PASS, s_unskipfail=baseline.FAIL, s_flaky=ab.FLAKY, s_missing=ab.PASS,
+		  t_new=ab.PASS, t_newfail=baseline.FAIL)
+	got = labels(ab.label_cases(a, b))
+	assert got == {
+		's.same': ('pass', 'pass', 'unchanged pass'),
+		's.reg': ('pass', 'fail', 'regressed by the series'),
+		's.fix': ('fail', 'pass', 'fixed by the series'),
+		's.fixcrash': ('crash', 'pass', 'fixed by the series'),
+		's.missing': ('missing', 'pass', 'fixed by the series'),
+		's.gone': ('pass', None, 'removed'),
+		's.bothbad': ('fail', 'fail', 'unchanged fail'),
+		's.worse': ('fail', 'crash', 'unchanged fail'),
+		's.skip': ('skip', 'skip', 'unchanged skip'),
+		's.newskip': ('pass', 'skip', 'skipped by the series'),
+		's.unskip': ('skip', 'pass', 'no longer skipped'),
+		's.unskipfail': ('skip', 'fail', 'no longer skipped'),
+		's.flaky': ('pass', 'flaky', 'flaky'),
+		't.new': (None, 'pass', 'new test'),
+		't.newfail': (None, 'fail', 'new test'),
+	}
+	# Rows come in the order of LABELS, the worst first.
+	rows = ab.label_cases(a, b)
+	assert [r.label for r in rows] == sorted((r.label for r in rows), key=ab.LABELS.index)
+	assert rows[0].case == 's.reg'
+	assert ab.counts(rows)['fixed by the series'] == 3
+
+
+def test_a_case_b_lost_to_a_crash_is_a_regression_not_removed():
+	a = cases('PASS', s_one=ab.PASS, s_two=ab.PASS, s_three=baseline.FAIL, s_four=ab.SKIP)
+	b = cases('CRASH', s_one=ab.PASS, s_two='crash')           # B died in s.two
+	got = labels(ab.label_cases(a, b))
+	assert got['s.two'] == ('pass', 'crash', 'regressed by the series')
+	assert got['s.three'] == ('fail', 'missing', 'unchanged fail')
+	assert got['s.four'] == ('skip', 'missing', 'not run on B')
+	b.status = 'PASS'                                          # B ran to its end
+	got = labels(ab.label_cases(a, cases('PASS', s_one=ab.PASS)))
+	assert got['s.two'] == ('pass', None, 'removed')
+
+
+def test_a_crash_is_never_a_pass_and_hides_nothing():
+	"""A crashed in s.two: what B has and A does not may exist on A too."""
+	a = cases('CRASH', s_one=ab.PASS, s_two='crash')
+	b = cases('PASS', s_one=ab.PASS, s_two=ab.PASS, s_three=ab.PASS, u_x=ab.PASS)
+	got = labels(ab.label_cases(a, b))
+	assert got['s.two'] == ('crash', 'pass', 'fixed by the series')
+	assert got['s.three'] == (None, 'pass', 'not run on A')
+	assert got['u.x'] == (None, 'pass', 'not run on A')
+	# With the suites A's kernel listed (a crash re-run asked it), u is new.
+	got = labels(ab.label_cases(a, b, a_listed={'s'}))
+	assert got['s.three'][2] == 'not run on A'
+	assert got['u.x'][2] == 'new test'
+
+
+def test_labels_follow_the_filter():
+	a = cases(s_one=ab.PASS, u_x=ab.PASS)
+	b = cases(s_one=baseline.FAIL, u_x=baseline.FAIL, u_y=ab.PASS)
+	assert [r.case for r in ab.label_cases(a, b, 's')] == ['s.one']
+	assert [r.case for r in ab.label_cases(a, b, 'u.y')] == ['u.y']
+
+
+def test_side_problems():
+	assert ab.side_problem('a', 'BUILD_FAILED', False) == \
+		'A (pristine) could not build (BUILD_FAILED)'
+	assert ab.side_problem('b', 'CONFIG_FAILED', False) == \
+		'B (series) could not build (CONFIG_FAILED)'
+	assert ab.side_problem('a', 'CRASH', False) == \
+		'A (pristine) could not boot (CRASH, no KTAP result)'
+	assert ab.side_problem('b', 'TIMEOUT', False).startswith('B (series) could not boot')
+	assert ab.side_problem('a', 'ERROR', False) == 'A (pristine) could not run (ERROR)'
+	assert ab.side_problem('b', 'NO_TESTS', False) == 'B (series) ran no test (NO_TESTS)'
+	# A crash with results is a result; A may have no test the filter selects.
+	for side, status in (('a', 'CRASH'), ('b', 'CRASH'), ('a', 'NO_TESTS'), ('a', 'FAIL'),
+			     ('b', 'PASS'), ('b', 'FLAKY')):
+		assert ab.side_problem(side, status, status != 'NO_TESTS') == '', (side, status)
+
+
+# --------------------------------------------------------- the pristine tree
+
+
+@pytest.fixture
+def repo(tmp_path):
+	"""A prepared-looking repository: pristine commit, ref, the series on top."""
+	main = tmp_path / 'cache' / 'src' / 'linux-6.12.118-1_deb12u1'
+	main.mkdir(parents=True)
+	git(main, 'init', '-q', '-b', 'work')
+	pristine = commit(main, 'pristine\n', {'Makefile': 'VERSION = 6\n',
+					       'fs/autofs/Kconfig': FAKE_SOURCE['fs/autofs/Kconfig']})
+	git(main, 'update-ref', tree.PRISTINE_REF, pristine)
+	head = commit(main, 'autofs: tests\n', {'fs/autofs/Kconfig': KCONFIG_B})
+	return main, pristine, head
+
+
+def test_pristine_worktree_is_made_next_to_nothing_of_main(repo, tmp_path):
+	main, pristine, head = repo
+	cache = tmp_path / 'cache'
+	before = (git(main, 'status', '--porcelain', '--ignored'), git(main, 'rev-parse', 'HEAD'),
+		  git(main, 'symbolic-ref', 'HEAD'))
+	wt, c, done = ab.pristine_tree(main, cache)
+	assert (wt, c, done) == (cache / 'pristine' / 'src' / main.name, pristine, 'created')
+	assert git(wt, 'rev-parse', 'HEAD').strip() == pristine
+	assert git(wt, 'status', '--porcelain').strip() == ''
+	assert (wt / 'fs/autofs/Kconfig').read_text() == FAKE_SOURCE['fs/autofs/Kconfig']
+	# Detached, and the main work tree is as it was.
+	assert git(wt, 'rev-parse', '--abbrev-ref', 'HEAD').strip() == 'HEAD'
+	assert (git(main, 'status', '--porcelain', '--ignored'), git(main, 'rev-parse', 'HEAD'),
+		git(main, 'symbolic-ref', 'HEAD')) == before
+	assert (main / 'fs/autofs/Kconfig').read_text() == KCONFIG_B
+	assert str(wt) in git(main, 'worktree', 'list')
+
+
+def test_pristine_worktree_is_reused_and_follows_the_ref(repo, tmp_path):
+	main, pristine, head = repo
+	cache = tmp_path / 'cache'
+	wt, _, _ = ab.pristine_tree(main, cache)
+	f = wt / 'fs/autofs/Kconfig'
+	os.utime(f, (1, 1))
+	assert ab.pristine_tree(main, cache) == (wt, pristine, 'up to date')
+	assert f.stat().st_mtime == 1                 # untouched: make rebuilds nothing
+	# A tracked file changed by hand is restored.
+	f.write_text('junk\n')
+	assert ab.pristine_tree(main, cache)[2] == 'restored'
+	assert f.read_text() == FAKE_SOURCE['fs/autofs/Kconfig']
+	# The ref moves (a new pristine commit): the worktree follows it.
+	git(main, 'checkout', '-q', '--detach', pristine)
+	moved = commit(main, 'pristine, again\n', {'Makefile': 'VERSION = 6\nPATCHLEVEL = 12\n'})
+	git(main, 'checkout', '-q', 'work')
+	git(main, 'update-ref', tree.PRISTINE_REF, moved)
+	assert ab.pristine_tree(main, cache) == (wt, moved, 'moved')
+	assert (wt / 'Makefile').read_text() == 'VERSION = 6\nPATCHLEVEL = 12\n'
+	assert git(main, 'rev-parse', 'HEAD').strip() == head
+
+
+def test_pristine_worktree_is_made_again_when_gone_or_foreign(repo, tmp_path):
+	main, pristine, _ = repo
+	cache = tmp_path / 'cache'
+	wt, _, _ = ab.pristine_tree(main, cache)
+	import shutil
+	shutil.rmtree(wt)                                      # removed by hand
+	assert ab.pristine_tree(main, cache) == (wt, pristine, 'created')
+	# prepare unpacked the tree anew: a new repository at the same place.
+	shutil.rmtree(main)
+	main.mkdir()
+	git(main, 'init', '-q', '-b', 'work')
+	fresh = commit(main, 'pristine\n', {'Makefile': 'VERSION = 6\n'})
+	git(main, 'update-ref', tree.PRISTINE_REF, fresh)
+	assert ab.pristine_tree(main, cache) == (wt, fresh, 'created')
+	assert git(wt, 'rev-parse', 'HEAD').strip() == fresh
+	# A plain directory in the way is replaced too.
+	shutil.rmtree(wt)
+	(wt / 'junk').mkdir(parents=True)
+	assert ab.pristine_tree(main, cache)[2] == 'created'
+
+
+def test_pristine_worktree_needs_the_pristine_ref(tmp_path):
+	main = tmp_path / 'linux'
+	main.mkdir()
+	git(main, 'init', '-q')
+	commit(main, 'x\n', {'Makefile': 'x\n'})
+	with pytest.raises(UserError, match='refs/bkl-kunit/pristine'):
+		ab.pristine_tree(main, tmp_path / 'cache')
+
+
+# ------------------------------------------------------------------ Kconfig
+
+KCONFIG_DEBUG = ('menu "Kernel hacking"\n\nconfig DEBUG_KERNEL\n\tbool "Kernel debugging"\n\n'
+		 'if DEBUG_KERNEL\n\tconfig PROVE_LOCKING\n\tbool "Lock debugging"\nendif\n'
+		 'menuconfig KUNIT\n\ttristate "KUnit"\n# config NOT_A_SYMBOL\n'
+		 '\thelp\n\t  Say config FOO here.\nendmenu\n')
+
+
+def test_defined_symbols_are_those_of_the_pristine_commit(repo):
+	main, pristine, head = repo
+	commit(main, 'more\n', {'lib/Kconfig.debug': KCONFIG_DEBUG, 'README': 'config NOPE\n'})
+	assert ab.defined_symbols(main, pristine) == {'AUTOFS_FS'}
+	got = ab.defined_symbols(main, 'HEAD')
+	assert got == {'AUTOFS_FS', 'AUTOFS_KUNIT_TEST', 'AUTOFS_END_STATE_KUNIT_TEST',
+		       'DEBUG_KERNEL', 'PROVE_LOCKING', 'KUNIT'}
+
+
+def test_defined_symbols_of_nothing_is_an_error(tmp_path):
+	main = tmp_path / 'r'
+	main.mkdir()
+	git(main, 'init', '-q')
+	c = commit(main, 'x\n', {'Makefile': 'x\n'})
+	with pytest.raises(UserError, match='no Kconfig symbol'):
+		ab.defined_symbols(main, c)
+
+
+def test_filter_text_drops_only_options_with_a_reason():
+	text = ('# AppleTalk\nCONFIG_ATALK=y\nCONFIG_ATALK_KUNIT_TEST=y\n'
+		'# CONFIG_ATALK_KUNIT_TEST=y was here\n# CONFIG_UFS_RW_KUNIT_TEST is not set\n'
+		'CONFIG_CMDLINE="a b"\n\n  CONFIG_UFS_KUNIT_TEST=y  \n')
+	new, dropped = ab.filter_text(text, lambda s: 'new' if 'KUNIT_TEST' in s else None)
+	assert dropped == [('CONFIG_ATALK_KUNIT_TEST=y', 'new'),
+			   ('# CONFIG_UFS_RW_KUNIT_TEST is not set', 'new'),
+			   ('CONFIG_UFS_KUNIT_TEST=y', 'new')]
+	lines = new.splitlines()
+	assert lines[:2] == ['# AppleTalk', 'CONFIG_ATALK=y']
+	assert lines[2] == ('# kunit.py ab: dropped on the pristine tree (new): '
+			    'CONFIG_ATALK_KUNIT_TEST=y')
+	assert lines[3] == '# CONFIG_ATALK_KUNIT_TEST=y was here'     # a comment stays
+	assert 'CONFIG_CMDLINE="a b"' in lines
+	assert ab.option_symbol('CONFIG_X=m') == 'X' and ab.option_symbol('# x') is None
+
+
+def test_a_fragments_copies_only_what_changes(tmp_path):
+	keep = tmp_path / 'default.config'
+	keep.write_text('CONFIG_DEBUG_KERNEL=y\n')
+	change = tmp_path / '.kunitconfig'
+	change.write_text('CONFIG_KUNIT=y\nCONFIG_AUTOFS_KUNIT_TEST=y\n')
+	dest = tmp_path / 'out' / 'kunitconfig'
+	why = {'AUTOFS_KUNIT_TEST': ab.NOT_DEFINED}.get
+	got, dropped = ab.a_fragments([change, keep], why, dest)
+	assert got == [dest / '01-kunitconfig', keep]
+	text = got[0].read_text()
+	assert text.startswith(f'# {change}, for the pristine tree')
+	assert 'CONFIG_KUNIT=y\n' in text and '\nCONFIG_AUTOFS_KUNIT_TEST=y' not in text
+	assert dropped == [{'option': 'CONFIG_AUTOFS_KUNIT_TEST=y', 'fragment': str(change),
+			    'why': ab.NOT_DEFINED}]
+	# Nothing to drop: no copies, and an old copy is gone.
+	got, dropped = ab.a_fragments([keep], why, dest)
+	assert got == [keep] and dropped == [] and not dest.exists()
+
+
+def test_refused_symbols_from_kunit_build_output():
+	from conftest import read_data
+	assert ab.refused_symbols(read_data('build_config_missing.log')) == ['CIFS']
+	log = ('ERROR:root:Not all Kconfig options selected in kunitconfig were in the generated '
+	       '.config.\nThis is probably due to unsatisfied dependencies.\n'
+	       'Missing: CONFIG_UFS_FS_WRITE=y, # CONFIG_FOO is not set, CONFIG_BAR=m\n')
+	assert ab.refused_symbols(log) == ['BAR', 'FOO', 'UFS_FS_WRITE']
+	assert ab.refused_symbols(read_data('build_config_conflict.log')) == []
+	assert ab.refused_symbols(read_data('build_compile_error.log')) == []
+
+
+# ---------------------------------------------------------- whole ab runs
+
+# The stub kunit.py of the fake repository.  Its side (a or b) comes from
+# $BKL_STUB_CTL/sides.json ({tree: side}); its controls are <side>.<arch>.<x>
+# files like test_baseline's STUB.  build checks the kunitconfig files and
+# --kconfig_add options the way kunit.py build does: an option must be
+# defined by a Kconfig file of the tree, and not named in <side>.refuse.
+AB_STUB = r'''
+import json, os, re, sys
+from pathlib import Path
+
+ctl = Path(os.environ['BKL_STUB_CTL'])
+ktree = Path(__file__).resolve().parents[3]
+side = json.loads((ctl / 'sides.json').read_text()).get(str(ktree), '?')
+verb, rest = sys.argv[1], sys.argv[2:]
+opts, positional = {}, []
+for a in rest:
+	if a.startswith('--') and '=' in a:
+		k, v = a[2:].split('=', 1)
+		opts.setdefault(k, []).append(v)
+	else:
+		positional.append(a)
+arch = opts['arch'][0]
+listing = '--list_tests' in positional
+glob = ([p for p in positional if not p.startswith('--')] or [''])[0]
+entries = []
+for k in opts.get('kunitconfig', []):
+	entries += [l.strip() for l in Path(k).read_text().splitlines()
+		    if re.match(r'^CONFIG_\w+=', l.strip())]
+entries += opts.get('kconfig_add', [])
+with open(ctl / 'calls.jsonl', 'a') as f:
+	f.write(json.dumps({'side': side, 'verb': verb, 'argv': rest, 'glob': glob,
+			    'list': listing, 'entries': entries}) + '\n')
+
+def get(name, default=None):
+	p = ctl / f'{side}.{arch}.{name}'
+	return p.read_text() if p.exists() else default
+
+build_dir = Path(opts['build_dir'][0])
+if verb == 'build':
+	build_dir.mkdir(exist_ok=True)
+	print('[07:00:40] Configuring KUnit Kernel ...')
+	defined = set()
+	for root, dirs, files in os.walk(ktree):
+		dirs[:] = [d for d in dirs if d != '.git']
+		for name in files:
+			if name.startswith('Kconfig'):
+				text = Path(root, name).read_text()
+				defined |= set(re.findall(r'^\s*(?:menu)?config\s+(\w+)', text, re.M))
+	refuse = set((get('refuse') or '').split())
+	missing = [e for e in entries if e.split('=')[0][7:] not in defined - refuse]
+	if missing:
+		print('ERROR:root:Not all Kconfig options selected in kunitconfig were in the '
+		      'generated .config.\nThis is probably due to unsatisfied dependencies.\n'
+		      'Missing: ' + ', '.join(missing))
+		sys.exit(1)
+	(build_dir / '.config').write_text(''.join(e + '\n' for e in entries))
+	sys.stdout.write(get('build', '[07:00:42] Building KUnit Kernel ...\n'))
+	sys.exit(int(get('build_rc', '0')))
+if verb == 'exec' and listing:
+	print('[07:01:00] Starting KUnit Kernel (1/1)...')
+	(build_dir / 'test.log').write_text('KTAP version 1\n1..0\n')
+	sys.stdout.write(get('list', ''))
+	sys.exit(0)
+if verb == 'exec':
+	console = get('console')
+	if glob:
+		console = get(f'console@{glob}', console)
+	if console is not None:
+		(build_dir / 'test.log').write_text(console)
+	sys.stdout.write(get('exec', '[07:01:02] Starting KUnit Kernel (1/1)...\n'))
+	if 'json' in opts:
+		Path(opts['json'][0]).write_text('{"name": "KUnit Test Group"}\n')
+	sys.exit(int(get('exec_rc', '0')))
+sys.exit(f'stub kunit.py: unexpected verb {verb}')
+'''
+
+KUNITCONFIG = ('CONFIG_KUNIT=y\nCONFIG_AUTOFS_FS=y\n# The series\' own suites:\n'
+	       'CONFIG_AUTOFS_KUNIT_TEST=y\nCONFIG_AUTOFS_END_STATE_KUNIT_TEST=y\n')
+PRISTINE_KCONFIG = {
+	'lib/kunit/Kconfig': 'menuconfig KUNIT\n\ttristate "KUnit"\n',
+	'lib/Kconfig.debug': 'config DEBUG_KERNEL\n\tbool "Kernel debugging"\n',
+	'fs/autofs/Kconfig': FAKE_SOURCE['fs/autofs/Kconfig'],
+}
+
+
+@pytest.fixture
+def abf(main_env, tmp_path):
+	"""test_run's fake tree, made a prepared repository: the pristine commit
+	(with the stub and the parser) under refs/bkl-kunit/pristine, then a
+	series commit adding the autofs test symbols."""
+	f = main_env
+	(f.tree / 'tools' / 'testing' / 'kunit' / 'kunit.py').write_text(AB_STUB)
+	for rel, text in PRISTINE_KCONFIG.items():
+		(f.tree / rel).parent.mkdir(parents=True, exist_ok=True)
+		(f.tree / rel).write_text(text)
+	git(f.tree, 'init', '-q', '-b', 'work')
+	git(f.tree, 'add', '-f', '-A', '.')
+	git(f.tree, 'commit', '-q', '-m', 'pristine')
+	f.pristine = git(f.tree, 'rev-parse', 'HEAD').strip()
+	git(f.tree, 'update-ref', tree.PRISTINE_REF, f.pristine)
+	commit(f.tree, 'autofs: add KUnit tests\n', {'fs/autofs/Kconfig': KCONFIG_B})
+	(f.repo / '.kunitconfig').write_text(KUNITCONFIG)
+	f.a_tree = f.cache / 'pristine' / 'src' / f.tree.name
+	(f.ctl / 'sides.json').write_text(json.dumps({str(f.tree.resolve()): 'b',
+						      str(f.a_tree.resolve()): 'a'}))
+
+	def ctl(side, arch, name, text):
+		(f.ctl / f'{side}.{arch}.{name}').write_text(text)
+	f.ctl_write = ctl
+
+	def calls(side=None, verb=None):
+		return [c for c in f.calls(verb) if side is None or c['side'] == side]
+	f.side_calls = calls
+
+	def ab_args(*argv):
+		return cli.build_parser().parse_args(
+			['ab', '--cache-dir', str(f.cache), '--results-dir', str(f.results),
+			 '--no-install', '--jobs', '3', '--no-ccache'] + list(argv))
+	f.ab_args = ab_args
+	return f
+
+
+def ab_json(f):
+	return json.loads((f.results / 'ab.json').read_text())
+
+
+A_CONSOLE = ktap_console(('alpha', [('one', 'ok'), ('two', 'not ok'), ('three', 'ok')]))
+B_CONSOLE = ktap_console(('alpha', [('one', 'ok'), ('two', 'ok'), ('three', 'not ok')]),
+			 ('autofs_new', [('fresh', 'ok'), ('later', 'skip')]))
+
+
+def test_ab_labels_new_fixed_and_regressed(abf, capsys):
+	f = abf
+	f.ctl_write('a', 'x86_64', 'console', A_CONSOLE)
+	f.ctl_write('a', 'x86_64', 'exec_rc', '1')
+	f.ctl_write('b', 'x86_64', 'console', B_CONSOLE)
+	f.ctl_write('b', 'x86_64', 'exec_rc', '1')
+	rc = ab.main(f.ab_args('--arch', 'x86_64'))
+	assert rc == 1                                 # alpha.three regressed
+	doc = ab_json(f)
+	[x] = doc['arches']
+	assert {c['case']: (c['a'], c['b'], c['label']) for c in x['cases']} == {
+		'alpha.one': ('pass', 'pass', 'unchanged pass'),
+		'alpha.two': ('fail', 'pass', 'fixed by the series'),
+		'alpha.three': ('pass', 'fail', 'regressed by the series'),
+		'autofs_new.fresh': (None, 'pass', 'new test'),
+		'autofs_new.later': (None, 'skip', 'new test'),
+	}
+	assert x['counts'] == {'regressed by the series': 1, 'fixed by the series': 1,
+			       'new test': 2, 'unchanged pass': 1}
+	assert x['a']['status'] == x['b']['status'] == 'FAIL'
+	assert x['problems'] == [] and doc['problems'] == []
+	assert doc['regressed'] == 1 and doc['exit'] == 1
+	assert doc['a']['commit'] == f.pristine and doc['a']['tree'] == str(f.a_tree)
+	assert doc['b']['tree'] == str(f.tree)
+	# A was built from the pristine worktree without the series' symbols.
+	[a_build] = f.side_calls('a', 'build')
+	[b_build] = f.side_calls('b', 'build')
+	assert 'CONFIG_AUTOFS_KUNIT_TEST=y' in b_build['entries']
+	assert 'CONFIG_AUTOFS_END_STATE_KUNIT_TEST=y' in b_build['entries']
+	assert not [e for e in a_build['entries'] if 'KUNIT_TEST' in e]
+	assert 'CONFIG_AUTOFS_FS=y' in a_build['entries'] and 'CONFIG_KUNIT=y' in a_build['entries']
+	abd = f.cache / 'pristine' / 'build' / 'debian' / 'x86_64'
+	assert f'--build_dir={abd}' in a_build['argv']
+	assert f'--build_dir={f.cache / "build" / "debian" / "x86_64"}' in b_build['argv']
+	assert [d['option'] for d in x['a']['kunitconfig_dropped']] == [
+		'CONFIG_AUTOFS_KUNIT_TEST=y', 'CONFIG_AUTOFS_END_STATE_KUNIT_TEST=y']
+	filtered = f.results / 'a' / 'x86_64' / 'kunitconfig' / '01-kunitconfig'
+	assert f'--kunitconfig={filtered}' in a_build['argv']
+	assert f'--kunitconfig={f.repo / "kunit/profiles/default.config"}' in a_build['argv']
+	# The main work tree was not touched; the worktree is at the pristine commit.
+	assert git(f.tree, 'status', '--porcelain').strip() == ''
+	assert git(f.tree, 'rev-parse', '--abbrev-ref', 'HEAD').strip() == 'work'
+	assert git(f.a_tree, 'rev-parse', 'HEAD').strip() == f.pristine
+	# Both sides are results directories of their own.
+	for side in 'ab':
+		s = json.loads((f.results / side / 'summary.json').read_text())
+		assert [a['arch'] for a in s['arches']] == ['x86_64']
+		assert s['ab_side'] == ab.SIDES[side]
+		for name in ('console.log', 'verdict.json', 'build.log', 'kunit.log', 'junit.xml'):
+			assert (f.results / side / 'x86_64' / name).is_file(), (side, name)
+		assert (f.results / side / 'index.html').is_file()
+	assert json.loads((f.results / 'a' / 'summary.json').read_text())['tree'] == str(f.a_tree)
+	out = capsys.readouterr().out
+	assert 'Pristine tree ' + str(f.a_tree) in out and '(created)' in out
+	assert '  A (pristine): FAIL' in out and '  B (series): FAIL' in out
+	assert 'A kunitconfig without: CONFIG_AUTOFS_KUNIT_TEST=y' in out
+	table = out[out.index('== x86_64'):]
+	lines = [l.split() for l in table.splitlines()]
+	assert ['regressed', 'by', 'the', 'series', 'alpha.three', 'pass', 'fail'] in lines
+	assert ['fixed', 'by', 'the', 'series', 'alpha.two', 'fail', 'pass'] in lines
+	assert ['new', 'test', 'autofs_new.fresh', '-', 'pass'] in lines
+	assert ['unchanged', 'pass', 'alpha.one', 'pass', 'pass'] in lines
+	assert ['x86_64', 'FAIL', 'FAIL', '1', '1', '2', '0', '1', '0', '0', '0'] in lines
+	assert 'ab: x86_64: 1 regressed by the series' in out
+	# A second run reuses the worktree.
+	capsys.readouterr()
+	ab.main(f.ab_args('--arch', 'x86_64'))
+	assert '(up to date)' in capsys.readouterr().out
+
+
+def test_ab_without_regressions_exits_0_and_each_side_has_its_progress(abf, capsys):
+	f = abf
+	f.ctl_write('a', 'arm64', 'console', ktap_console(ALPHA))
+	f.ctl_write('b', 'arm64', 'console', ktap_console(ALPHA, ('autofs_new', [('x', 'ok')])))
+	assert ab.main(f.ab_args('--arch', 'arm64', 'al*')) == 0
+	out = capsys.readouterr().out
+	assert 'ab: nothing regressed by the series' in out
+	assert 'arm64 (series): build' in out and 'arm64 (pristine): build' in out
+	assert 'arm64 (pristine) boot done in' in out
+	# The filter went to both sides' kunit.py exec, and limits the labels.
+	assert all(c['argv'][-1] == 'al*' for c in f.side_calls(verb='exec'))
+	[x] = ab_json(f)['arches']
+	assert {c['label'] for c in x['cases']} == {'unchanged pass'}
+
+
+def test_ab_a_crash_is_reported_as_a_crash(abf, capsys):
+	f = abf
+	crashing = ktap_console(('alpha', [('one', 'ok'), ('two', None), ('three', 'ok')]),
+				('beta', [('p', 'ok')]), total=2)
+	f.ctl_write('a', 'i386', 'console', crashing)
+	f.ctl_write('a', 'i386', 'exec_rc', '1')
+	f.ctl_write('b', 'i386', 'console', ktap_console(
+		('alpha', [('one', 'ok'), ('two', 'ok'), ('three', 'ok')]), ('beta', [('p', 'ok')]),
+		('autofs_new', [('x', 'ok')])))
+	# The crash re-run asks A's kernel for its tests, and boots beta alone.
+	f.ctl_write('a', 'i386', 'list', 'alpha.one\nalpha.two\nalpha.three\nbeta.p\n')
+	f.ctl_write('a', 'i386', 'console@beta', ktap_console(('beta', [('p', 'ok')])))
+	rc = ab.main(f.ab_args('--arch', 'i386'))
+	assert rc == 0                         # A booted and crashed: a result, not a problem
+	[x] = ab_json(f)['arches']
+	assert x['a']['status'] == 'CRASH' and 'NULL pointer' in x['a']['reason']
+	got = {c['case']: (c['a'], c['b'], c['label']) for c in x['cases']}
+	assert got['alpha.two'] == ('crash', 'pass', 'fixed by the series')
+	assert got['alpha.three'] == (None, 'pass', 'not run on A')     # cut off by the crash
+	assert got['beta.p'] == ('pass', 'pass', 'unchanged pass')       # from the re-run boot
+	assert got['autofs_new.x'] == (None, 'pass', 'new test')         # A's kernel has no such suite
+	assert not [c for c in x['cases'] if c['a'] == 'pass' and c['case'] == 'alpha.two']
+	out = capsys.readouterr().out
+	assert '  A (pristine): CRASH: BUG: kernel NULL pointer dereference' in out
+	assert 'i386 (pristine): list tests' in out and 'i386 (pristine): boot 2' in out
+	assert [c['glob'] for c in f.side_calls('a', 'exec')] == ['', '', 'beta']
+
+
+def test_ab_a_side_that_cannot_build_or_boot_fails_the_run(abf, capsys):
+	f = abf
+	f.ctl_write('a', 'x86_64', 'build_rc', '1')
+	f.ctl_write('a', 'x86_64', 'build', 'fs/autofs/inode.c:1: error: oops\n')
+	f.ctl_write('b', 'x86_64', 'console', ktap_console(ALPHA))
+	f.ctl_write('a', 'arm', 'exec', 'qemu-system-arm: no such machine\n')   # no console
+	f.ctl_write('a', 'arm', 'exec_rc', '1')
+	f.ctl_write('b', 'arm', 'console', ktap_console(ALPHA))
+	rc = ab.main(f.ab_args('--arch', 'x86_64,arm'))
+	assert rc == 1
+	doc = ab_json(f)
+	assert doc['problems'] == ['x86_64: A (pristine) could not build (BUILD_FAILED)',
+				   'arm: A (pristine) could not boot (CRASH, no KTAP result)']
+	assert doc['regressed'] == 0
+	x86 = doc['arches'][0]
+	assert {c['label'] for c in x86['cases']} == {'not run on A'}
+	out = capsys.readouterr().out
+	assert 'ab: x86_64: A (pristine) could not build (BUILD_FAILED); arm: A (pristine) ' \
+	       'could not boot (CRASH, no KTAP result)' in out
+	# The build's reason, with the end of its log, is printed under the arch.
+	assert '  A (pristine): BUILD_FAILED: kunit.py build exited 1; see ' in out
+	assert '      fs/autofs/inode.c:1: error: oops' in out
+
+
+def test_ab_a_hang_is_reported_as_a_hang(abf, capsys):
+	from conftest import read_data
+	f = abf
+	f.ctl_write('a', 'x86_64', 'console', read_data('console_timeout.log'))
+	f.ctl_write('a', 'x86_64', 'exec', read_data('kunit_timeout.log'))
+	f.ctl_write('a', 'x86_64', 'exec_rc', '1')
+	f.ctl_write('a', 'x86_64', 'list', 'autofs_protocol.autofs_test_negotiate\n')
+	f.ctl_write('b', 'x86_64', 'console', read_data('console_pass.log'))
+	assert ab.main(f.ab_args('--arch', 'x86_64')) == 0
+	[x] = ab_json(f)['arches']
+	assert x['a']['status'] == 'TIMEOUT'
+	got = {c['case']: (c['a'], c['b'], c['label']) for c in x['cases']}
+	assert got['autofs_protocol.autofs_test_non_pipe_refused'] == (
+		'crash', 'pass', 'fixed by the series')
+	assert got['autofs_protocol.autofs_test_read_end_refused'][2] == 'unchanged pass'
+	assert not [c for c in x['cases'] if c['a'] == 'pass' and c['label'] != 'unchanged pass']
+	out = capsys.readouterr().out
+	assert '  A (pristine): TIMEOUT: guest killed after 300 s without finishing' in out
+
+
+def test_ab_b_side_that_cannot_build(abf, capsys):
+	f = abf
+	f.ctl_write('a', 'x86_64', 'console', ktap_console(ALPHA))
+	f.ctl_write('b', 'x86_64', 'build_rc', '2')
+	assert ab.main(f.ab_args('--arch', 'x86_64')) == 1
+	doc = ab_json(f)
+	assert doc['problems'] == ['x86_64: B (series) could not build (BUILD_FAILED)']
+	# Every case A passed is missing on B: regressed.
+	assert doc['regressed'] == 3
+	assert f.side_calls('b', 'exec') == []
+
+
+def test_ab_drops_what_kunit_build_refuses_on_the_pristine_tree(abf, capsys):
+	"""The series changed the dependencies of a symbol both trees define."""
+	f = abf
+	f.ctl_write('a', 'x86_64', 'refuse', 'AUTOFS_FS\n')
+	f.ctl_write('a', 'x86_64', 'console', ktap_console(ALPHA))
+	f.ctl_write('b', 'x86_64', 'console', ktap_console(ALPHA))
+	rc = ab.main(f.ab_args('--arch', 'x86_64', '--kconfig-add', 'CONFIG_AUTOFS_KUNIT_TEST=y',
+			       '--kconfig-add', 'CONFIG_DEBUG_KERNEL=y'))
+	assert rc == 0
+	first, second = f.side_calls('a', 'build')
+	assert 'CONFIG_AUTOFS_FS=y' in first['entries']
+	assert 'CONFIG_AUTOFS_FS=y' not in second['entries']
+	assert 'CONFIG_DEBUG_KERNEL=y' in second['entries']
+	assert '--kconfig_add=CONFIG_AUTOFS_KUNIT_TEST=y' not in first['argv']
+	assert '--kconfig_add=CONFIG_DEBUG_KERNEL=y' in first['argv']
+	adir = f.results / 'a' / 'x86_64'
+	assert 'Missing: CONFIG_AUTOFS_FS=y' in (adir / 'build.refused.log').read_text()
+	assert 'Missing' not in (adir / 'build.log').read_text()
+	[x] = ab_json(f)['arches']
+	assert x['a']['status'] == 'PASS'
+	assert [(d['option'], d['why']) for d in x['a']['kunitconfig_dropped']] == [
+		('CONFIG_AUTOFS_FS=y', ab.REFUSED),
+		('CONFIG_AUTOFS_KUNIT_TEST=y', ab.NOT_DEFINED),
+		('CONFIG_AUTOFS_END_STATE_KUNIT_TEST=y', ab.NOT_DEFINED),
+		('CONFIG_AUTOFS_KUNIT_TEST=y', ab.NOT_DEFINED)]
+	assert x['a']['kunitconfig_dropped'][-1]['fragment'] == '--kconfig-add'
+	assert 'CONFIG_AUTOFS_FS=y (refused by kunit.py)' in capsys.readouterr().out
+	# B was built once, with everything.
+	[b] = f.side_calls('b', 'build')
+	assert 'CONFIG_AUTOFS_FS=y' in b['entries']
+
+
+def test_ab_a_config_failure_without_missing_options_is_not_retried(abf):
+	from conftest import read_data
+	f = abf
+	f.ctl_write('a', 'x86_64', 'build', read_data('build_config_conflict.log'))
+	f.ctl_write('a', 'x86_64', 'build_rc', '1')
+	f.ctl_write('b', 'x86_64', 'console', ktap_console(ALPHA))
+	assert ab.main(f.ab_args('--arch', 'x86_64')) == 1
+	assert ab_json(f)['problems'] == ['x86_64: A (pristine) could not build (CONFIG_FAILED)']
+	assert len(f.side_calls('a', 'build')) == 1
+
+
+def test_ab_an_option_neither_tree_has_is_b_s_config_failure(abf):
+	f = abf
+	f.ctl_write('a', 'x86_64', 'console', ktap_console(ALPHA))
+	(f.repo / 'kunit' / 'arch' / 'x86_64.config').write_text('CONFIG_NOT_ANYWHERE=y\n')
+	assert ab.main(f.ab_args('--arch', 'x86_64')) == 1
+	doc = ab_json(f)
+	assert doc['problems'] == ['x86_64: B (series) could not build (CONFIG_FAILED)']
+	[x] = doc['arches']
+	assert x['a']['status'] == 'PASS'
+	assert 'CONFIG_NOT_ANYWHERE=y' in [d['option'] for d in x['a']['kunitconfig_dropped']]
+
+
+def test_ab_cases_that_cannot_be_compared_fail_the_run(abf, monkeypatch, capsys):
+	f = abf
+	f.ctl_write('a', 'x86_64', 'console', ktap_console(ALPHA))
+	f.ctl_write('b', 'x86_64', 'console', ktap_console(ALPHA))
+
+	def broken(*a, **kw):
+		raise ValueError('unreadable console')
+	monkeypatch.setattr(baseline, 'load_results', broken)
+	assert ab.main(f.ab_args('--arch', 'x86_64')) == 1
+	assert ab_json(f)['problems'] == [
+		'x86_64: cases not compared: ValueError: unreadable console']
+
+
+def test_ab_skipped_profile_arch(abf, capsys):
+	f = abf
+	(f.repo / 'kunit' / 'profiles' / 'kasan.config').write_text('CONFIG_KASAN=y\n')
+	f.ctl_write('a', 'x86_64', 'console', ktap_console(ALPHA))
+	f.ctl_write('b', 'x86_64', 'console', ktap_console(ALPHA))
+	(f.tree / 'lib' / 'Kconfig.kasan').write_text('config KASAN\n\tbool\n')
+	git(f.tree, 'add', '-f', 'lib/Kconfig.kasan')
+	commit(f.tree, 'kasan in the series tree only\n')
+	rc = ab.main(f.ab_args('--arch', 'i386,x86_64', '--profile', 'kasan'))
+	out = capsys.readouterr().out
+	doc = ab_json(f)
+	assert [x['a']['status'] for x in doc['arches']] == ['SKIPPED_PROFILE', 'PASS']
+	assert doc['arches'][0]['cases'] == [] and doc['arches'][0]['problems'] == []
+	assert 'SKIPPED_PROFILE: profile kasan not run' in out
+	bdir = f.cache / 'pristine' / 'build' / 'debian-kasan' / 'x86_64'
+	assert any(f'--build_dir={bdir}' in c['argv'] for c in f.side_calls('a', 'build'))
+	assert rc == 0
+
+
+def test_ab_parser_has_no_tree_options(abf):
+	p = cli.build_parser()
+	args = p.parse_args(['ab'])
+	assert args.tree is None and not args.apply_series and not args.compare
+	assert args.filter_glob == '' and args.arch == 'all'
+	with pytest.raises(SystemExit):
+		p.parse_args(['ab', '--tree', '/tmp'])
+
+
+def test_cli_ab_usage_errors_exit_2(tmp_path, capsys):
+	assert cli.main(['ab', '--arch', 'sparc', '--cache-dir', str(tmp_path), '--no-install']) == 2
+	assert capsys.readouterr().err.startswith('kunit.py ab: error: unknown arch')
+
+
+def test_ab_on_a_tree_without_the_pristine_ref_is_a_usage_error(abf, capsys):
+	f = abf
+	git(f.tree, 'update-ref', '-d', tree.PRISTINE_REF)
+	with pytest.raises(UserError, match='no refs/bkl-kunit/pristine'):
+		ab.main(f.ab_args('--arch', 'x86_64'))
+	assert f.calls() == []
+
+
+def test_clean_removes_the_pristine_builds_not_the_worktree(tmp_path, capsys):
+	cache = tmp_path / 'c'
+	for d in ('build/debian/x86_64', 'pristine/build/debian/x86_64', 'pristine/src/linux-x',
+		  'results/1'):
+		(cache / d).mkdir(parents=True)
+	assert cli.main(['clean', '--cache-dir', str(cache)]) == 0
+	assert sorted(str(p.relative_to(cache)) for p in cache.rglob('*')) == [
+		'pristine', 'pristine/src', 'pristine/src/linux-x']

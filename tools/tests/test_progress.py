@@ -1,0 +1,296 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Live progress: what the terminal or a CI log shows while kunit.py builds
+and boots (progress.py, through run._stream), with fake processes and a fake
+clock."""
+
+import io
+import os
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+
+from bklkunit import cli, progress, run
+
+STAMP = r'\[\d\d:\d\d:\d\d\]'
+
+
+class Clock:
+	"""progress.clock that moves on by `step` seconds each time it is read."""
+
+	def __init__(self, step: float = 0.0):
+		self.now = 1000.0
+		self.step = step
+
+	def __call__(self) -> float:
+		self.now += self.step
+		return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch):
+	c = Clock()
+	monkeypatch.setattr(progress, 'clock', c)
+	return c
+
+
+class Tty(io.StringIO):
+	def isatty(self):
+		return True
+
+
+def kunit_exec_lines():
+	"""What kunit.py exec prints for 12 passing results (one skipped) and one failure."""
+	out = ['[07:19:06] Starting KUnit Kernel (1/1)...',
+	       '[07:19:09] =============== autofs_protocol (5 subtests) ===============',
+	       '[07:19:09] ================== autofs_test_negotiate  ==================']
+	out += [f'[07:19:09] [PASSED] v{i} only (min {i}, max {i})' for i in range(8)]
+	out += ['[07:19:09] ============== [PASSED] autofs_test_negotiate ==============',
+		'[07:19:09] # autofs_test_no_pipe: ASSERTION FAILED at fs/autofs/inode.c:235',
+		'[07:19:09] [FAILED] autofs_test_no_pipe',
+		'[07:19:09] ================= [FAILED] autofs_protocol =================',
+		'[07:19:09] ============== autofs_end_state (4 subtests) ===============',
+		'[07:19:09] [PASSED] autofs_end_state_bkl_gone',
+		'[07:19:09] [PASSED] autofs_end_state_smbfs_gone',
+		'[07:19:09] [SKIPPED] autofs_end_state_symbols',
+		'[07:19:09] [PASSED] autofs_end_state_autofs3_gone',
+		'[07:19:09] ================ [PASSED] autofs_end_state =================',
+		'[07:19:09] Testing complete. Ran 13 tests: passed: 11, failed: 1, skipped: 1']
+	return out
+
+
+# ------------------------------------------------------------ what a build makes
+
+
+def test_describe_process():
+	d = progress.describe_process
+	assert d(['ccache', 'gcc', '-Wp,-MMD', '-c', '-o', 'fs/ufs/inode.o', 'x.c']) == \
+		'CC fs/ufs/inode.o'
+	assert d(['aarch64-linux-gnu-gcc', '-c', '-o', 'kernel/fork.o', 'fork.c']) == \
+		'CC kernel/fork.o'
+	assert d(['/usr/bin/gcc-12', '-c', '-o', 'a.o', 'a.c']) == 'CC a.o'
+	assert d(['ld', '-m', 'elf_x86_64', '-o', 'vmlinux.o']) == 'LD vmlinux.o'
+	assert d(['arm-linux-gnueabihf-ld', '-o', '.tmp_vmlinux1']) == 'LD .tmp_vmlinux1'
+	# cc1 writes a temporary .s; make, sh and a compiler that only links are not shown.
+	assert d(['/usr/lib/gcc/x86_64-linux-gnu/12/cc1', '-quiet', '-o', '/tmp/cc.s']) == ''
+	assert d(['make', '-f', 'scripts/Makefile.build', 'obj=fs/ufs']) == ''
+	assert d(['sh', '-c', 'gcc -c -o a.o a.c']) == ''
+	assert d(['gcc', '-o', 'scripts/kallsyms', 'kallsyms.c']) == ''
+	assert d(['gcc', '-c', '-o']) == ''
+	assert d([]) == ''
+
+
+def test_build_activity_is_what_the_descendants_make():
+	table = {
+		100: (1, ['python3', 'kunit.py', 'build']),
+		101: (100, ['make', 'all']),
+		102: (101, ['make', '-f', 'scripts/Makefile.build']),
+		103: (102, ['ccache', 'gcc', '-c', '-o', 'fs/ufs/inode.o', 'inode.c']),
+		104: (103, ['gcc', '-c', '-o', 'fs/ufs/inode.o', 'inode.c']),     # same object
+		105: (104, ['cc1', '-o', '/tmp/ccX.s']),
+		106: (102, ['ccache', 'gcc', '-c', '-o', 'fs/ufs/balloc.o', 'balloc.c']),
+		200: (1, ['gcc', '-c', '-o', 'someone/else.o', 'else.c']),        # not ours
+		300: (300, ['weird', '-c', '-o', 'loop.o']),                      # a cycle
+	}
+	assert progress.build_activity(100, table) == ['CC fs/ufs/balloc.o', 'CC fs/ufs/inode.o']
+	assert progress.build_activity(101, table) == ['CC fs/ufs/balloc.o', 'CC fs/ufs/inode.o']
+	assert progress.build_activity(999, table) == []
+
+
+def test_proc_table_and_build_activity_of_real_processes(tmp_path):
+	"""A real process tree: sh, under it a `gcc` (python under that name)."""
+	gcc = tmp_path / 'gcc'
+	gcc.symlink_to(sys.executable)
+	parent = subprocess.Popen(['sh', '-c', f'{gcc} -c "import time; time.sleep(30)" '
+				   '-o fs/ufs/inode.o; true'])
+	try:
+		deadline = time.time() + 10
+		acts = []
+		while time.time() < deadline and not acts:
+			acts = progress.build_activity(parent.pid, progress.proc_table())
+			time.sleep(0.05)
+		assert acts == ['CC fs/ufs/inode.o']
+		table = progress.proc_table()
+		assert table[os.getpid()][1][0].endswith(('python3', 'python', 'pytest'))
+		assert table[parent.pid][0] == os.getpid()
+	finally:
+		for pid, (ppid, _) in progress.proc_table().items():
+			if ppid == parent.pid:
+				os.kill(pid, 9)
+		parent.kill()
+		parent.wait()
+
+
+def test_proc_table_without_proc(tmp_path):
+	assert progress.proc_table(str(tmp_path / 'nothing')) == {}
+
+
+# ------------------------------------------------------------------ Progress
+
+
+def test_progress_in_a_log_is_a_line_every_interval(clock):
+	out = io.StringIO()
+	p = progress.Progress('x86_64 boot', out=out, interval=30)
+	lines = kunit_exec_lines()
+	for i, line in enumerate(lines):
+		clock.now += 4            # a result every 4 s
+		p.feed(line + '\n')
+		p.tick()
+	shown = out.getvalue().splitlines()
+	# 22 lines over 88 s: a line at 32 and at 64 s, never two within 30 s.
+	assert len(lines) == 22
+	assert len(shown) == 2 == p.lines
+	for line in shown:
+		assert re.fullmatch(STAMP + r' x86_64 boot \d+s: \d+ ok, \d not ok.*', line), line
+	assert shown[0].endswith(' 32s: 5 ok, 0 not ok; in autofs_protocol')
+	assert shown[1].endswith(' 64s: 8 ok, 1 not ok; in autofs_end_state')
+	p.close(1)
+	last = out.getvalue().splitlines()[-1]
+	assert re.fullmatch(STAMP + r' x86_64 boot done in 88s: 12 ok, 1 not ok '
+			    r'\(1 skipped\) \(exit 1\)', last), last
+
+
+def test_progress_boot_counts_only_result_lines(clock):
+	p = progress.Progress('arm64 boot', out=io.StringIO())
+	for line in kunit_exec_lines():
+		p.feed(line)
+	assert (p.ok, p.not_ok, p.skipped) == (12, 1, 1)
+	assert p.suite == 'autofs_end_state'
+	assert p.doing() == '12 ok, 1 not ok (1 skipped); in autofs_end_state'
+
+
+def test_progress_on_a_tty_rewrites_one_line(clock, monkeypatch):
+	monkeypatch.setattr(progress.shutil, 'get_terminal_size', lambda fallback: os.terminal_size((60, 20)))
+	out = Tty()
+	p = progress.Progress('i386 boot', out=out, interval=30)
+	assert p.tty
+	for line in kunit_exec_lines()[:6]:
+		clock.now += 0.5          # at most once a second
+		p.feed(line)
+		p.tick()
+	text = out.getvalue()
+	assert '\n' not in text
+	frames = text.split('\r')[1:]
+	assert len(frames) == 3
+	for f in frames:
+		assert f.endswith('\x1b[K')
+		assert len(f) - len('\x1b[K') <= 59                  # fits the terminal
+		assert re.match(STAMP + r' i386 boot \d+s: \d ok', f), f
+	p.close(0)
+	tail = out.getvalue()[len(text):]
+	assert tail.startswith('\r\x1b[K')                    # the line is cleared
+	assert re.fullmatch(r'\r\x1b\[K' + STAMP + r' i386 boot done in 3s: 3 ok, 0 not ok\n', tail)
+
+
+def test_progress_build_shows_the_last_line_without_compilers(clock):
+	out = io.StringIO()
+	p = progress.Progress('arm build', out=out, interval=30, pid=None)
+	p.feed('[07:18:41] Building KUnit Kernel ...\n')
+	p.feed('Building with:\n')
+	clock.now += 31
+	p.tick()
+	assert re.fullmatch(STAMP + r' arm build 31s: Building with:\n', out.getvalue())
+	p.close(0)
+	assert re.search(STAMP + r' arm build done in 31s\n$', out.getvalue())
+
+
+def test_progress_build_shows_what_is_being_compiled(clock, monkeypatch):
+	monkeypatch.setattr(progress, 'proc_table', lambda: {
+		50: (42, ['make']), 51: (50, ['ccache', 'gcc', '-c', '-o', 'fs/ufs/inode.o']),
+		52: (50, ['ccache', 'gcc', '-c', '-o', 'fs/ufs/dir.o'])})
+	out = io.StringIO()
+	p = progress.Progress('x86_64 (pristine) build', out=out, interval=30, pid=42)
+	p.feed('Building with:\n')
+	clock.now += 123
+	p.tick()
+	assert re.fullmatch(STAMP + r' x86_64 \(pristine\) build 123s: CC fs/ufs/dir.o '
+			    r'\(\+1 more\)\n', out.getvalue())
+
+
+# ------------------------------------------------------------------ _stream
+
+FAKE_EXEC = r'''
+import sys, time
+for line in sys.stdin.read().splitlines():
+	print(line, flush=True)
+'''
+
+QUIET_BUILD = r'''
+import time
+print('[07:18:41] Building KUnit Kernel ...', flush=True)
+print('Building with:', flush=True)
+time.sleep(0.6)
+print('[07:19:06] Elapsed time: 24.546s', flush=True)
+'''
+
+
+def _stream_script(tmp_path, script, label, verbose=False, interval=30, stdin=''):
+	path = tmp_path / 'fake.py'
+	path.write_text(script)
+	src = tmp_path / 'stdin.txt'
+	src.write_text(stdin)
+	log = tmp_path / 'out.log'
+	cmd = ['sh', '-c', f'{sys.executable} {path} < {src}']
+	rc = run._stream(cmd, log, dict(os.environ), verbose, label, interval)
+	return rc, log.read_text()
+
+
+def test_stream_to_a_log_keeps_everything_and_prints_progress(tmp_path, clock, capsys):
+	clock.step = 7                   # every look at the clock is 7 s later
+	lines = kunit_exec_lines()
+	rc, log = _stream_script(tmp_path, FAKE_EXEC, 'x86_64 boot', stdin='\n'.join(lines) + '\n')
+	assert rc == 0
+	assert log.splitlines()[0].startswith('$ sh -c ')
+	assert log.splitlines()[1:] == lines                   # the log has every line
+	out = capsys.readouterr().out
+	assert '[PASSED]' not in out and 'ASSERTION' not in out    # no wall of output
+	shown = out.splitlines()
+	assert len(shown) >= 2
+	for line in shown[:-1]:
+		assert re.fullmatch(STAMP + r' x86_64 boot \d+s: \d+ ok, \d not ok.*', line), line
+	assert re.fullmatch(STAMP + r' x86_64 boot done in \d+s: 12 ok, 1 not ok \(1 skipped\)',
+			    shown[-1])
+
+
+def test_stream_ticks_while_the_command_is_silent(tmp_path, clock, capsys, monkeypatch):
+	"""kunit.py build sends make's output to /dev/null: minutes without a line."""
+	monkeypatch.setattr(progress, 'TICK', 0.05)
+	clock.step = 10
+	rc, log = _stream_script(tmp_path, QUIET_BUILD, 'arm64 build', interval=30)
+	assert rc == 0 and 'Elapsed time' in log
+	shown = capsys.readouterr().out.splitlines()
+	ticks = [l for l in shown if ' done in ' not in l]
+	assert len(ticks) >= 2
+	assert all(re.fullmatch(STAMP + r' arm64 build \d+s: (Building with:|.*Building KUnit '
+				    r'Kernel \.\.\.)', l) for l in ticks), ticks
+	assert re.fullmatch(STAMP + r' arm64 build done in \d+s', shown[-1])
+
+
+def test_stream_verbose_streams_everything(tmp_path, clock, capsys):
+	lines = kunit_exec_lines()
+	rc, log = _stream_script(tmp_path, FAKE_EXEC, 'x86_64 boot', verbose=True,
+				 stdin='\n'.join(lines) + '\n')
+	assert rc == 0
+	assert capsys.readouterr().out.splitlines() == lines
+	assert log.splitlines()[1:] == lines
+
+
+def test_stream_exit_status_and_tty(tmp_path, clock, monkeypatch):
+	out = Tty()
+	monkeypatch.setattr(sys, 'stdout', out)
+	clock.step = 2
+	rc, _ = _stream_script(tmp_path, FAKE_EXEC + 'sys.exit(3)\n', 'um boot',
+			       stdin='\n'.join(kunit_exec_lines()) + '\n')
+	assert rc == 3
+	text = out.getvalue()
+	assert text.count('\n') == 1 and text.endswith(' (exit 3)\n')
+	assert '\r' in text and 'um boot' in text
+
+
+def test_progress_interval_option():
+	args = cli.build_parser().parse_args(['run'])
+	assert args.progress_interval == run.PROGRESS_INTERVAL == progress.INTERVAL == 30
+	args = cli.build_parser().parse_args(['run', '--progress-interval', '5'])
+	assert args.progress_interval == 5
