@@ -7,6 +7,7 @@
   export        write the work tree's commits back to kernel-patches/
   run           build and boot each arch through the tree's own kunit.py
   fixtures      make (or find) the UFS fixture disk images and list them
+  bench         plain kunit.py against our run: cold, warm, one-test edit, overhead
   check-series  series checks: applies, checkpatch --strict, each patch builds
   test          what `make test` and CI run: pytest, check-series, run on x86_64,arm
   deps          install the Debian packages the arches need
