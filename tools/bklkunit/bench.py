@@ -184,7 +184,7 @@ def guest_seconds(console: str) -> Optional[float]:
 			end = t
 	if start is None or end is None:
 		return None
-	return round(end - start, 3)
+	return round(end - start, 6)
 
 
 def ccache_stats(ccache_dir: Path) -> Dict[str, int]:
