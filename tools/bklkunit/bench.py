@@ -163,9 +163,12 @@ def _execute(cmd: List[str], env: Optional[Dict[str, str]], log: Path) -> int:
 
 ELAPSED_RUN = re.compile(r'Elapsed time: ([\d.]+)s total, ([\d.]+)s configuring, '
 			 r'([\d.]+)s building, ([\d.]+)s running')
-ELAPSED = re.compile(r'Elapsed time: ([\d.]+)s\s*$')
+ELAPSED = re.compile(r'Elapsed time: ([\d.]+)s\s*$', re.M)
 PRINTK = re.compile(r'^\[\s*(\d+\.\d+)\]\s?(.*)$')
 RESULT = re.compile(r'^\s*(not )?ok \d+')
+# kunit_tool's parsed view, printed as the guest runs: [hh:mm:ss] stamps.
+TOOL_STAMP = re.compile(r'^\[(\d\d):(\d\d):(\d\d)\] (.*)$')
+TOOL_SUITE = re.compile(r'^=+ \S.* \(\d+ subtests?\) =+\s*$')
 
 
 def guest_seconds(console: str) -> Optional[float]:
@@ -185,6 +188,25 @@ def guest_seconds(console: str) -> Optional[float]:
 	if start is None or end is None:
 		return None
 	return round(end - start, 6)
+
+
+def tool_seconds(output: str) -> Optional[float]:
+	"""The same span from kunit_tool's own output (kunit.py run's, or exec's
+	kunit.log), to the second: the first suite header to `Testing complete`.
+	None if it has neither."""
+	start = end = None
+	for line in output.splitlines():
+		m = TOOL_STAMP.match(line.rstrip('\r'))
+		if not m:
+			continue
+		t = int(m.group(1)) * 3600 + int(m.group(2)) * 60 + int(m.group(3))
+		if start is None and TOOL_SUITE.match(m.group(4)):
+			start = t
+		elif start is not None and m.group(4).startswith('Testing complete'):
+			end = t
+	if start is None or end is None:
+		return None
+	return float((end - start) % 86400)     # past midnight
 
 
 def ccache_stats(ccache_dir: Path) -> Dict[str, int]:
@@ -214,7 +236,7 @@ class Side:
 	wall: float = 0.0                # seconds, the whole command
 	rc: int = 0
 	guest: Optional[float] = None    # in-guest seconds
-	guest_source: str = ''           # printk (console timestamps) or exec (kunit_tool's)
+	guest_source: str = ''           # printk, kunit_tool (its [hh:mm:ss]) or exec (boot too)
 	parts: Dict[str, float] = field(default_factory=dict)   # where the time went
 	ccache: Dict[str, int] = field(default_factory=dict)    # hits, misses in this run
 	status: str = ''                 # ours: the arch's status; plain: rc
@@ -356,7 +378,7 @@ def run_plain(lay: Layout, arch: str, args: argparse.Namespace, out: Path,
 	side.parts = plain_parts(wall, output)
 	text = console.read_text(errors='replace') if console.exists() else ''
 	(out / 'plain-console.log').write_text(text)
-	_guest(side, text, side.parts.get('exec'))
+	_guest(side, text, output, side.parts.get('exec'))
 	if args.ccache == 'on':
 		side.ccache = _delta(ccache_stats(lay.ccache('plain')), before)
 	return side
@@ -383,21 +405,24 @@ def run_ours(lay: Layout, arch: str, args: argparse.Namespace, out: Path) -> Sid
 	if a.get('build_skipped'):
 		side.parts['build_skipped'] = 1.0
 	kunit_log = rdir / arch / 'kunit.log'
-	m = ELAPSED.search(kunit_log.read_text(errors='replace')) if kunit_log.exists() else None
+	klog = kunit_log.read_text(errors='replace') if kunit_log.exists() else ''
+	m = ELAPSED.findall(klog)
 	console = rdir / arch / 'console.log'
-	_guest(side, console.read_text(errors='replace') if console.exists() else '',
-	       float(m.group(1)) if m else None)
+	_guest(side, console.read_text(errors='replace') if console.exists() else '', klog,
+	       float(m[-1]) if m else None)
 	if args.ccache == 'on':
 		side.ccache = _delta(ccache_stats(lay.ccache('ours')), before)
 	return side
 
 
-def _guest(side: Side, console: str, exec_seconds: Optional[float]) -> None:
-	g = guest_seconds(console)
-	if g is not None:
-		side.guest, side.guest_source = g, 'printk'
-	elif exec_seconds is not None:
-		side.guest, side.guest_source = exec_seconds, 'exec'
+def _guest(side: Side, console: str, tool_output: str, exec_seconds: Optional[float]) -> None:
+	"""In-guest time of the suites: printk timestamps, else kunit_tool's
+	own stamps (to the second), else the whole exec (boot included)."""
+	for source, g in (('printk', guest_seconds(console)),
+			  ('kunit_tool', tool_seconds(tool_output)), ('exec', exec_seconds)):
+		if g is not None:
+			side.guest, side.guest_source = g, source
+			break
 
 
 def _progress(msg: str) -> None:

@@ -505,3 +505,30 @@ def test_ccache_stats(tmp_path, monkeypatch):
 	assert (bin_dir / 'dir').read_text().strip() == str(cc)
 	assert bench._delta({'hits': 5, 'misses': 7}, {'hits': 1, 'misses': 7}) == \
 		{'hits': 4, 'misses': 0}
+
+
+def test_guest_seconds_from_kunit_tool_stamps():
+	"""No printk times on the real x86_64 console: kunit_tool's own stamps,
+	from the first suite header to `Testing complete`, boot left out."""
+	out = ('[09:43:15] Starting KUnit Kernel (1/1)...\n'
+	       '[09:43:15] ============================================================\n'
+	       'Running tests with:\n$ qemu-system-x86_64 -nodefaults\n'
+	       '[09:43:33] =================== ufs_map (3 subtests) ===================\n'
+	       '[09:43:33] [PASSED] ufs1-le-4096-512\n'
+	       '[09:43:47] ================ ufs_bad_image (1 subtest) =================\n'
+	       '[09:43:49] ============================================================\n'
+	       '[09:43:49] Testing complete. Ran 165 tests: passed: 165\n'
+	       '[09:43:49] Elapsed time: 33.604s\n')
+	assert bench.tool_seconds(out) == 16.0
+	assert bench.tool_seconds(out.replace('[09:43:49] Testing', '[00:00:01] Testing')) == \
+		86400 - (9 * 3600 + 43 * 60 + 33) + 1
+	assert bench.tool_seconds('[09:43:49] Testing complete.\n') is None
+	side = bench.Side('ours')
+	bench._guest(side, read_data('real_x86_64_notime.log'), out, 33.6)
+	assert (side.guest, side.guest_source) == (16.0, 'kunit_tool')
+	side = bench.Side('ours')
+	bench._guest(side, '', 'no stamps\n', 33.6)
+	assert (side.guest, side.guest_source) == (33.6, 'exec')
+	side = bench.Side('ours')
+	bench._guest(side, read_data('console_pass.log'), out, 33.6)
+	assert side.guest_source == 'printk'
