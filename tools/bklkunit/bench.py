@@ -240,6 +240,7 @@ class Side:
 	parts: Dict[str, float] = field(default_factory=dict)   # where the time went
 	ccache: Dict[str, int] = field(default_factory=dict)    # hits, misses in this run
 	status: str = ''                 # ours: the arch's status; plain: rc
+	build_skipped: bool = False      # ours: no input changed, kunit.py build not run
 	log: str = ''
 
 
@@ -402,8 +403,7 @@ def run_ours(lay: Layout, arch: str, args: argparse.Namespace, out: Path) -> Sid
 	side.parts = ours_parts(wall, summary) if summary else {}
 	a = (summary.get('arches') or [{}])[0]
 	side.status = a.get('status', f'exit {rc}')
-	if a.get('build_skipped'):
-		side.parts['build_skipped'] = 1.0
+	side.build_skipped = bool(a.get('build_skipped'))
 	kunit_log = rdir / arch / 'kunit.log'
 	klog = kunit_log.read_text(errors='replace') if kunit_log.exists() else ''
 	m = ELAPSED.findall(klog)
@@ -489,12 +489,12 @@ def format_table(rows: List[Row], limit: float = LIMIT_PCT) -> str:
 def format_breakdown(r: Row) -> List[str]:
 	"""Where each side's time went, and the overhead split the same way."""
 	def parts(s: Side) -> str:
-		return ' + '.join(f'{k} {v:.1f}' for k, v in s.parts.items() if k != 'build_skipped')
+		return ' + '.join(f'{k} {v:.1f}' for k, v in s.parts.items())
 	p, o = r.plain.parts, r.ours.parts
 	out = [f'{r.arch} {r.row}:',
 	       f'  plain {r.plain.wall:7.1f} s = ' + (parts(r.plain) or '(no Elapsed line)'),
 	       f'  ours  {r.ours.wall:7.1f} s = ' + (parts(r.ours) or '(no summary.json)')
-	       + ('  [build skipped: inputs unchanged]' if o.get('build_skipped') else '')]
+	       + ('  [build skipped: inputs unchanged]' if r.ours.build_skipped else '')]
 	if p and o:
 		build = o['build'] - p['config'] - p['build']
 		exe = o['exec'] - p['exec']
