@@ -15,15 +15,16 @@ The inputs (`inputs()`), all compared for equality:
   fragments  the content of every --kunitconfig file
   env        the environment variables the kernel's make reads (KBUILD_*,
              K*FLAGS, CROSS_COMPILE, ARCH, LLVM, CC, ...)
-  compiler   `<cross>gcc --version`, first line
+  toolchain  `<cross>gcc --version` and `<cross>ld --version`, first lines
   output     <build>/.config (sha256) and <build>/vmlinux (size, mtime):
              what the last build left is still there and untouched
 
 No stamp, a stamp from another version of this file, a tree that is not a
 git repository or has too many stray files (an in-tree build) all mean
 "build".  The stamp is removed before a build starts and written only after
-it succeeded, so an interrupted or failed build is never skipped.  The skip
-errs only one way: an input it cannot see is one more build, never one less.
+it succeeded, so an interrupted or failed build is never skipped.  Not seen:
+host packages other than the compiler and linker (make, flex, bison, libelf
+or libssl headers); after upgrading those, run once with --always-build.
 """
 
 import hashlib
@@ -84,13 +85,18 @@ def tree_fingerprint(ktree: Path) -> Optional[str]:
 	return h.hexdigest()
 
 
-def _compiler(cross_compile: str) -> str:
+def _first_line(cmd: List[str]) -> str:
 	try:
-		out = subprocess.run([cross_compile + 'gcc', '--version'], capture_output=True,
-				     text=True).stdout
+		out = subprocess.run(cmd, capture_output=True, text=True).stdout
 	except OSError:
 		return ''
 	return (out.splitlines() or [''])[0]
+
+
+def _toolchain(cross_compile: str) -> List[str]:
+	"""The compiler's and the linker's first --version lines (what Kconfig
+	records as CONFIG_CC_VERSION_TEXT, CONFIG_LD_VERSION)."""
+	return [_first_line([cross_compile + tool, '--version']) for tool in ('gcc', 'ld')]
 
 
 def _output(build_dir: Path) -> Optional[Dict[str, object]]:
@@ -118,7 +124,7 @@ def inputs(tree_fp: Optional[str], cmd: List[str], fragments: List[Path],
 		'fragments': frags,
 		'env': {k: v for k, v in sorted(env.items())
 			if k.startswith(ENV_PREFIXES) or k in ENV_NAMES},
-		'compiler': _compiler(cross_compile),
+		'toolchain': _toolchain(cross_compile),
 	}
 
 

@@ -249,7 +249,7 @@ def run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse.
 		_progress(arch, 'build skipped: no input changed since the last build')
 		(out / 'build.log').write_text(
 			'$ ' + ' '.join(cmd) + '\nnot run: the tree, the kunitconfigs, the command, '
-			f'the compiler and {build_dir}/.config and vmlinux are as the last successful '
+			f'the toolchain and {build_dir}/.config and vmlinux are as the last successful '
 			f'build left them ({build_dir / buildstamp.STAMP}); --always-build runs it\n')
 		res.build_skipped = True
 		rc = 0

@@ -71,7 +71,7 @@ def test_an_edit_and_its_undo_each_rebuild(gfake):
 
 @pytest.mark.parametrize('change', ['untracked', 'ignored', 'deleted', 'commit', 'fragment',
 				    'kconfig_add', 'vmlinux', 'config', 'no_vmlinux', 'env',
-				    'ccache'])
+				    'ccache', 'toolchain'])
 def test_any_input_change_rebuilds(gfake, monkeypatch, change):
 	argv = []
 	gfake.run_arch('x86_64')
@@ -103,6 +103,10 @@ def test_any_input_change_rebuilds(gfake, monkeypatch, change):
 		monkeypatch.setenv('KCFLAGS', '-O1')
 	elif change == 'ccache':
 		monkeypatch.setattr(run.shutil, 'which', lambda name: '/usr/bin/ccache')
+	elif change == 'toolchain':
+		real = buildstamp._first_line
+		monkeypatch.setattr(buildstamp, '_first_line',
+				    lambda cmd: 'GNU ld 2.41' if cmd[0].endswith('ld') else real(cmd))
 	n = builds(gfake)
 	r, _ = gfake.run_arch('x86_64', *argv)
 	assert builds(gfake) == n + 1, change
