@@ -18,8 +18,10 @@ PROFILE ?= default
 # of PROFILE_ARCHES that supports it (the others are SKIPPED_PROFILE).
 PROFILES ?= kasan kcsan faults
 PROFILE_ARCHES ?= all
+# `make bench`: one arch unless ARCH=... is given on the command line.
+BENCH_ARCH ?= x86_64
 
-.PHONY: all run ab test test-profiles pytest prepare export check-series deps clean distclean help
+.PHONY: all run ab test test-profiles pytest prepare export check-series deps clean distclean help bench
 
 all: help
 
@@ -32,6 +34,7 @@ help:
 	@echo 'make test                run what CI runs (pytest, check-series, KUnit on $(TEST_ARCHES))'
 	@echo 'make test-profiles       the suites under $(PROFILES), on every arch that has each'
 	@echo 'make pytest              the host tool tests only'
+	@echo 'make bench [ARCH=x86_64]  plain kunit.py vs our run: cold, warm, one-test edit (docs/speed.md)'
 	@echo 'make prepare             unpack the distro tree into the cache and apply the series'
 	@echo 'make export              write the work tree commits back to kernel-patches/'
 	@echo 'make check-series        apply, checkpatch --strict, per-patch build, scans'
@@ -56,6 +59,10 @@ test-profiles:
 		echo "== profile $$p"; \
 		$(KUNIT) run --profile=$$p --arch=$(PROFILE_ARCHES) $(FILTER) || rc=1; \
 	done; exit $$rc
+
+# Plain kunit.py and our run side by side (docs/speed.md); long: two cold builds.
+bench:
+	$(KUNIT) bench --arch=$(if $(filter command line,$(origin ARCH)),$(ARCH),$(BENCH_ARCH))
 
 pytest:
 	$(PYTHON) -m pytest -q -p no:cacheprovider tools/tests

@@ -9,6 +9,7 @@
   ab            run each arch on the pristine tree (A) and with the series (B):
                 every case new / fixed / regressed by the series / unchanged
   fixtures      make (or find) the UFS fixture disk images and list them
+  bench         plain kunit.py against our run: cold, warm, one-test edit, overhead
   check-series  series checks: applies, checkpatch --strict, each patch builds
   test          what `make test` and CI run: pytest, check-series, run on x86_64,arm
   deps          install the Debian packages the arches need

@@ -119,6 +119,13 @@ def build_parser() -> argparse.ArgumentParser:
 	ab.add_arguments(p)
 	p.set_defaults(func=cmd_ab)
 
+	p = sub.add_parser('bench', help='plain kunit.py and our run side by side: cold, warm '
+			   'and one-test-edit times, the overhead (docs/speed.md)')
+	_common(p)
+	from . import bench
+	bench.add_arguments(p)
+	p.set_defaults(func=lambda a: bench.main(a))
+
 	p = sub.add_parser('fixtures', help='make (or find) the UFS fixture images and list them')
 	_common(p)
 	from . import fixtures

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from . import deps, ktap, paths, profiles, progress, tree
+from . import buildstamp, deps, ktap, paths, profiles, progress, tree
 from .errors import UserError
 
 DEFAULT_TIMEOUT = 300
@@ -82,6 +82,14 @@ def add_arguments(p: argparse.ArgumentParser, one_tree: bool = True) -> None:
 	p.add_argument('--qemu-args', action='append', default=[],
 		       help='extra QEMU arguments, shell-quoted (repeatable)')
 	p.add_argument('--no-ccache', action='store_true', help='build without ccache')
+	p.add_argument('--ccache-dir', default=None, metavar='DIR',
+		       help='the ccache directory (default: <cache>/ccache)')
+	p.add_argument('--build-dir', default=None, metavar='DIR',
+		       help='build each arch in DIR/<arch> (default: <cache>/build/<tree key>'
+			    '[-<profile>]/<arch>)')
+	p.add_argument('--always-build', action='store_true',
+		       help='run `kunit.py build` even when none of its inputs changed since '
+			    'the last successful build in that directory (docs/speed.md)')
 	p.add_argument('-v', '--verbose', action='store_true',
 		       help='stream build and guest output instead of progress lines')
 	p.add_argument('--progress-interval', type=int, default=PROGRESS_INTERVAL, metavar='S',
@@ -134,6 +142,8 @@ class ArchResult:
 	boots: List[Dict] = field(default_factory=list)      # boots after the first (rerun.py)
 	profile: str = profiles.DEFAULT
 	reports: List[Dict] = field(default_factory=list)    # kernel reports (reports.py)
+	build_skipped: bool = False   # inputs unchanged since the last build (buildstamp.py)
+	judge_seconds: float = 0.0    # after the boot: console, verdict, kernel reports
 
 	@property
 	def ok(self) -> bool:
@@ -161,7 +171,7 @@ def kunitconfigs(arch: str, extra: List[str], profile: str = profiles.DEFAULT) -
 	return out
 
 
-def build_env(cache: Path) -> Dict[str, str]:
+def build_env(cache: Path, ccache_dir: Optional[Path] = None) -> Dict[str, str]:
 	env = dict(os.environ)
 	env.update({
 		'PYTHONDONTWRITEBYTECODE': '1',
@@ -169,7 +179,7 @@ def build_env(cache: Path) -> Dict[str, str]:
 		'KBUILD_BUILD_TIMESTAMP': '2011-01-25 00:00:00 UTC',
 		'KBUILD_BUILD_USER': 'bkl-kunit',
 		'KBUILD_BUILD_HOST': 'kunit',
-		'CCACHE_DIR': str(cache / 'ccache'),
+		'CCACHE_DIR': str(ccache_dir or cache / 'ccache'),
 		'CCACHE_BASEDIR': str(cache),
 		'CCACHE_MAXSIZE': os.environ.get('CCACHE_MAXSIZE', '20G'),
 		'CCACHE_NOHASHDIR': '1',
@@ -211,19 +221,42 @@ def run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse.
 	common = [f'--arch={arch}', f'--build_dir={build_dir}']
 	if a.cross_compile:
 		common.append(f'--cross_compile={a.cross_compile}')
-	env = build_env(cache)
+	ccache_dir = getattr(args, 'ccache_dir', None)
+	env = build_env(cache, Path(ccache_dir).resolve() if ccache_dir else None)
 
 	cmd = kunit + ['build'] + common + [f'--jobs={args.jobs}']
-	for k in (kunitconfigs(arch, args.kunitconfig, profile) if fragments is None
-		  else fragments):
+	frags = (kunitconfigs(arch, args.kunitconfig, profile) if fragments is None
+		 else fragments)
+	for k in frags:
 		cmd.append(f'--kunitconfig={k}')
 	for k in args.kconfig_add:
 		cmd.append(f'--kconfig_add={k}')
 	for m in make_options(arch, not args.no_ccache):
 		cmd.append(f'--make_options={m}')
-	_progress(name, 'build')
 	t0 = time.time()
-	rc = _stream(cmd, out / 'build.log', env, args.verbose, f'{name} build', interval)
+	want = None
+	if not getattr(args, 'always_build', False):
+		if getattr(args, 'tree_fingerprint', None) is None:
+			# Once per run: an edit during the run only costs a build next time.
+			args.tree_fingerprint = {}
+		fp = args.tree_fingerprint
+		if str(ktree) not in fp:
+			fp[str(ktree)] = buildstamp.tree_fingerprint(ktree) or ''
+		want = buildstamp.inputs(fp[str(ktree)], cmd[1:], frags, a.cross_compile, env)
+	if buildstamp.unchanged(build_dir, want):
+		_progress(name, 'build skipped: no input changed since the last build')
+		(out / 'build.log').write_text(
+			'$ ' + ' '.join(cmd) + '\nnot run: the tree, the kunitconfigs, the command, '
+			f'the toolchain and {build_dir}/.config and vmlinux are as the last successful '
+			f'build left them ({build_dir / buildstamp.STAMP}); --always-build runs it\n')
+		res.build_skipped = True
+		rc = 0
+	else:
+		buildstamp.forget(build_dir)
+		_progress(name, 'build')
+		rc = _stream(cmd, out / 'build.log', env, args.verbose, f'{name} build', interval)
+		if rc == 0:
+			buildstamp.record(build_dir, want)
 	res.build_seconds = time.time() - t0
 	if rc != 0:
 		log = (out / 'build.log').read_text(errors='replace')
@@ -249,6 +282,7 @@ def run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse.
 	t0 = time.time()
 	rc = _stream(cmd, out / 'kunit.log', env, args.verbose, f'{name} boot', interval)
 	res.run_seconds = time.time() - t0
+	t0 = time.time()
 	if console_src.exists():
 		shutil.copyfile(console_src, out / 'console.log')
 	else:
@@ -268,6 +302,7 @@ def run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse.
 		res.qemu = report.probe_tools(arch).get('qemu', '')
 	except Exception:
 		pass
+	res.judge_seconds = time.time() - t0
 	crashed = (res.status in ('CRASH', 'TIMEOUT') and v.ktap
 		   and not getattr(args, 'no_crash_rerun', False))
 	failed = getattr(args, 'rerun_failures', 0) > 0 and res.status in ('FAIL', 'CRASH',
@@ -373,9 +408,16 @@ def main(args: argparse.Namespace) -> int:
 		raise UserError(str(e))
 	prof = profiles.get(getattr(args, 'profile', profiles.DEFAULT))
 	cache = paths.cache_dir(args.cache_dir)
+	# Where the run's own time goes (summary.json "timings"; `bench` reads it).
+	timings: Dict[str, float] = {}
+	t0 = time.time()
 	deps.ensure(deps.for_arches([a for a in arches if prof.supports(a)] or arches),
 		    allow_install=not args.no_install)
+	timings['deps'] = time.time() - t0
+	t1 = time.time()
 	ktree, key, info = resolve_tree(args, cache)
+	timings['tree'] = time.time() - t1
+	t1 = time.time()
 	args.fixture_images = []
 	if not getattr(args, 'no_fixtures', False):
 		from . import fixtures
@@ -384,6 +426,7 @@ def main(args: argparse.Namespace) -> int:
 			print(f'Fixtures: {len(args.fixture_images)} UFS images in '
 			      f'{args.fixture_images[0].path.parent}')
 			info['fixtures'] = str(args.fixture_images[0].path.parent)
+	timings['fixtures'] = time.time() - t1
 	rdir = results_dir(args, cache)
 	results: List[ArchResult] = []
 	if prof.name != profiles.DEFAULT:
@@ -397,7 +440,10 @@ def main(args: argparse.Namespace) -> int:
 			(rdir / arch / 'verdict.json').write_text(json.dumps(asdict(r), indent=1) + '\n')
 			_progress(arch, f'{r.status}: {prof.why_not(arch)}')
 			continue
-		bdir = cache / 'build' / profiles.build_key(key, prof.name) / arch
+		if getattr(args, 'build_dir', None):
+			bdir = Path(args.build_dir).resolve() / arch
+		else:
+			bdir = cache / 'build' / profiles.build_key(key, prof.name) / arch
 		bdir.parent.mkdir(parents=True, exist_ok=True)
 		try:
 			r = run_arch(ktree, arch, bdir, rdir / arch, args, cache)
@@ -415,6 +461,7 @@ def main(args: argparse.Namespace) -> int:
 		       filter_glob=args.filter_glob, profile=prof.name)
 	(rdir / 'summary.json').write_text(json.dumps(summary, indent=1) + '\n')
 	div = None
+	t1 = time.time()
 	if sum(r.counted for r in results) > 1:
 		try:
 			from . import baseline
@@ -425,12 +472,18 @@ def main(args: argparse.Namespace) -> int:
 		except Exception as e:  # like the reports: never at the cost of the verdict
 			print(f'cross-arch divergence not computed: {type(e).__name__}: {e}',
 			      file=sys.stderr)
+	timings['divergence'] = time.time() - t1
+	t1 = time.time()
 	try:
 		from . import report
 		written = report.write_reports(rdir, ktree)
 		print('Reports: ' + ', '.join(sorted(str(k) for k in written)))
 	except Exception as e:  # a report must never cost the run its verdict
 		print(f'reports not written: {type(e).__name__}: {e}', file=sys.stderr)
+	timings['reports'] = time.time() - t1
+	timings['total'] = time.time() - t0
+	summary['timings'] = {k: round(v, 3) for k, v in timings.items()}
+	(rdir / 'summary.json').write_text(json.dumps(summary, indent=1) + '\n')
 	print()
 	print(format_table(results))
 	for r in results:

@@ -625,3 +625,33 @@ def test_arch_fragments_carry_the_virtio_disk_options():
 		lines = (paths.KUNIT_DIR / 'arch' / f'{arch}.config').read_text().splitlines()
 		missing = [k for k in fixtures.kconfig(arch) if k not in lines]
 		assert not missing, f'{arch}: {missing}'
+
+
+# ------------------------------------------- --build-dir, --ccache-dir, timings
+
+
+def test_main_build_dir_and_ccache_dir(main_env, tmp_path):
+	f = main_env
+	f.scenario('arm64', console='console_pass.log')
+	bd, cd = tmp_path / 'bench' / 'ours', tmp_path / 'bench' / 'ccache' / 'ours'
+	assert run.main(f.args('--arch', 'arm64', '--build-dir', str(bd),
+			       '--ccache-dir', str(cd))) == 0
+	[build] = f.calls('build')
+	assert f'--build_dir={bd / "arm64"}' in build['argv']
+	assert build['ccache_dir'] == str(cd)
+	assert f'--build_dir={bd / "arm64"}' in f.calls('exec')[0]['argv']
+	assert not (f.cache / 'build').exists()
+
+
+def test_main_records_where_its_time_went(main_env):
+	f = main_env
+	f.scenario('x86_64', console='console_pass.log')
+	assert run.main(f.args('--arch', 'x86_64')) == 0
+	s = summary(f)
+	t = s['timings']
+	assert set(t) == {'deps', 'tree', 'fixtures', 'divergence', 'reports', 'total'}
+	assert all(v >= 0 for v in t.values())
+	a = s['arches'][0]
+	assert a['judge_seconds'] > 0 and a['build_skipped'] is False
+	assert t['total'] >= t['deps'] + t['tree'] + t['fixtures'] + t['reports'] + \
+		a['build_seconds'] + a['run_seconds'] + a['judge_seconds'] - 0.01
