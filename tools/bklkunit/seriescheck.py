@@ -249,6 +249,7 @@ class Checker:
 				continue
 			touched = tree.git(self.wt, 'diff-tree', '--no-commit-id', '--name-only', '-r',
 					   c).stdout.split()
+			inherited = 0
 			warns = self._warnings_in(proc.stdout + proc.stderr, touched)
 			# W=1 on the objects of the C files the patch touches.
 			objs = [t[:-2] + '.o' for t in touched
@@ -257,15 +258,55 @@ class Checker:
 				for o in objs:
 					(bdir / o).unlink()
 				w1 = self._make(bdir, arch, objs, ['W=1'], log, self.wt)
-				warns += self._warnings_in(w1.stdout + w1.stderr, touched)
+				w1warns = self._warnings_in(w1.stdout + w1.stderr, touched)
 				if w1.returncode != 0:
 					warns.append(f'W=1 build of {" ".join(objs)} failed')
 				for o in objs:
 					# Leave W=0 objects behind for the next patch.
 					(bdir / o).unlink(missing_ok=True)
+				if w1warns:
+					# A patch answers for the warnings it adds, not for those
+					# the file had before it (W=1 on the parent's objects).
+					old = self._preexisting(bdir, arch, c, objs, log)
+					kept = [w for w in w1warns if self._key(w) not in old]
+					inherited = len(w1warns) - len(kept)
+					warns += kept
+			detail = f'x86_64, W=1 on {len(objs)} object(s)'
+			if objs and inherited:
+				detail += (f'; {inherited} W=1 warning(s) already in the parent '
+					   'commit, not counted')
 			self.add(f'build {p.name}', not warns,
-				 '\n'.join(warns) if warns else f'x86_64, W=1 on {len(objs)} object(s)',
-				 time.time() - t0)
+				 '\n'.join(warns) if warns else detail, time.time() - t0)
+
+	def _preexisting(self, bdir: Path, arch: str, commit: str, objs: List[str],
+			 log: Path) -> set:
+		"""W=1 warnings (as _key) of @objs built from @commit's parent."""
+		tree.git(self.wt, 'checkout', '-q', '--detach', f'{commit}^')
+		try:
+			have = [o for o in objs if (self.wt / (o[:-2] + '.c')).exists()]
+			if not have:
+				return set()
+			for o in have:
+				(bdir / o).unlink(missing_ok=True)
+			proc = self._make(bdir, arch, have, ['W=1'], log, self.wt)
+			for o in have:
+				(bdir / o).unlink(missing_ok=True)
+			return {self._key(w) for w in
+				self._warnings_in(proc.stdout + proc.stderr,
+						  [o[:-2] + '.c' for o in have])}
+		finally:
+			tree.git(self.wt, 'checkout', '-q', '--detach', commit)
+
+	def _key(self, line: str) -> str:
+		"""A warning without its line number and build-directory prefix."""
+		m = WARNING_RE.match(line.strip())
+		if not m:
+			return line.strip()
+		f = m.group('file')
+		for root in (str(self.wt) + '/', '../'):
+			if root in f:
+				f = f.split(root)[-1]
+		return f'{f}: {m.group("kind")}: {m.group("msg")}'
 
 	@staticmethod
 	def _warnings_in(output: str, touched: List[str]) -> List[str]:

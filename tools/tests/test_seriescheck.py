@@ -60,3 +60,17 @@ def test_bkl_scan_ignores_comments_but_not_calls():
 	]
 	assert all(seriescheck.is_comment_hit(h) for h in comment)
 	assert not any(seriescheck.is_comment_hit(h) for h in calls)
+
+
+def test_key_ignores_line_numbers_and_where_the_tree_is(tmp_path):
+	c = seriescheck.Checker.__new__(seriescheck.Checker)
+	c.wt = tmp_path / 'series' / 'src' / 'linux'
+	kdoc = (f'{c.wt}/fs/ufs/inode.c:398: warning: Function parameter or struct member '
+		"'create' not described in 'ufs_getfrag_block'")
+	moved = kdoc.replace(':398:', ':402:')
+	assert c._key(kdoc) == c._key(moved) == (
+		"fs/ufs/inode.c: warning: Function parameter or struct member 'create' not "
+		"described in 'ufs_getfrag_block'")
+	gcc = '../../../src/linux/fs/ufs/inode.c:12:5: warning: unused variable x [-Wunused]'
+	assert c._key(gcc) == 'src/linux/fs/ufs/inode.c: warning: unused variable x [-Wunused]'
+	assert c._key(gcc) != c._key(gcc.replace('unused variable x', 'unused variable y'))
