@@ -459,14 +459,7 @@ def main(args: argparse.Namespace) -> int:
 	a_tree, commit, done = pristine_tree(b_tree, cache)
 	print(f'Pristine tree {a_tree} at {commit[:12]} ({done})', flush=True)
 	defined = defined_symbols(b_tree, commit)
-	args.fixture_images = []
-	if not getattr(args, 'no_fixtures', False):
-		from . import fixtures
-		args.fixture_images = fixtures.build(cache)
-		if args.fixture_images:
-			print(f'Fixtures: {len(args.fixture_images)} UFS images in '
-			      f'{args.fixture_images[0].path.parent}')
-			info['fixtures'] = str(args.fixture_images[0].path.parent)
+	run.attach_fixtures(args, cache, info)
 	rdir = run.results_dir(args, cache)
 	if prof.name != profiles.DEFAULT:
 		print(f'Profile {prof.name}: {prof.what}')

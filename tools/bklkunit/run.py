@@ -53,6 +53,20 @@ def qemu_extra(arch: str, args: argparse.Namespace) -> List[str]:
 	return out + list(getattr(args, 'qemu_args', []) or [])
 
 
+def attach_fixtures(args: argparse.Namespace, cache: Path, info: Dict[str, str]) -> None:
+	"""Make (or find) the UFS fixture images for qemu_extra(), unless
+	--no-fixtures; say where they are in the run's summary facts."""
+	args.fixture_images = []
+	if getattr(args, 'no_fixtures', False):
+		return
+	from . import fixtures
+	args.fixture_images = fixtures.build(cache)
+	if args.fixture_images:
+		where = args.fixture_images[0].path.parent
+		print(f'Fixtures: {len(args.fixture_images)} UFS images in {where}')
+		info['fixtures'] = str(where)
+
+
 def add_arguments(p: argparse.ArgumentParser, one_tree: bool = True) -> None:
 	"""The options of run; one_tree=False (ab) leaves out those that pick
 	the tree (--tree, --apply-series) and compare with baselines."""
@@ -418,14 +432,7 @@ def main(args: argparse.Namespace) -> int:
 	ktree, key, info = resolve_tree(args, cache)
 	timings['tree'] = time.time() - t1
 	t1 = time.time()
-	args.fixture_images = []
-	if not getattr(args, 'no_fixtures', False):
-		from . import fixtures
-		args.fixture_images = fixtures.build(cache)
-		if args.fixture_images:
-			print(f'Fixtures: {len(args.fixture_images)} UFS images in '
-			      f'{args.fixture_images[0].path.parent}')
-			info['fixtures'] = str(args.fixture_images[0].path.parent)
+	attach_fixtures(args, cache, info)
 	timings['fixtures'] = time.time() - t1
 	rdir = results_dir(args, cache)
 	results: List[ArchResult] = []

@@ -36,6 +36,27 @@ _REAL_DEBIAN_VERSION = tree.debian_version
 # The kunit_tool modules ktap.judge needs (kunit_parser imports kunit_printer).
 PARSER_FILES = ('kunit_parser.py', 'kunit_printer.py', 'kunit_json.py')
 
+# The start of every stub standing in for tools/testing/kunit/kunit.py: its
+# control directory, verb, --opt=value options, arch, --list_tests and
+# filter glob, parsed the way kunit.py's argparse sees them.
+STUB_ARGS = r'''
+import json, os, re, sys
+from pathlib import Path
+
+ctl = Path(os.environ['BKL_STUB_CTL'])
+verb, rest = sys.argv[1], sys.argv[2:]
+opts, positional = {}, []
+for a in rest:
+	if a.startswith('--') and '=' in a:
+		k, v = a[2:].split('=', 1)
+		opts.setdefault(k, []).append(v)
+	else:
+		positional.append(a)
+arch = opts['arch'][0]
+listing = '--list_tests' in positional
+glob = ([p for p in positional if not p.startswith('--')] or [''])[0]
+'''
+
 # ------------------------------------------------------------------ isolation
 
 

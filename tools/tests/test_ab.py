@@ -11,7 +11,7 @@ import pytest
 
 from bklkunit import ab, baseline, cli, report, tree
 from bklkunit.errors import UserError
-from conftest import KCONFIG_B, FAKE_SOURCE, commit, git
+from conftest import STUB_ARGS, KCONFIG_B, FAKE_SOURCE, commit, git
 from test_baseline import ALPHA, ktap_console
 from test_run import fake, main_env  # noqa: F401  (fixtures used by abf)
 
@@ -285,24 +285,8 @@ def test_refused_symbols_from_kunit_build_output():
 # files like test_baseline's STUB.  build checks the kunitconfig files and
 # --kconfig_add options the way kunit.py build does: an option must be
 # defined by a Kconfig file of the tree, and not named in <side>.refuse.
-AB_STUB = r'''
-import json, os, re, sys
-from pathlib import Path
-
-ctl = Path(os.environ['BKL_STUB_CTL'])
-ktree = Path(__file__).resolve().parents[3]
+AB_STUB = STUB_ARGS + r'''ktree = Path(__file__).resolve().parents[3]
 side = json.loads((ctl / 'sides.json').read_text()).get(str(ktree), '?')
-verb, rest = sys.argv[1], sys.argv[2:]
-opts, positional = {}, []
-for a in rest:
-	if a.startswith('--') and '=' in a:
-		k, v = a[2:].split('=', 1)
-		opts.setdefault(k, []).append(v)
-	else:
-		positional.append(a)
-arch = opts['arch'][0]
-listing = '--list_tests' in positional
-glob = ([p for p in positional if not p.startswith('--')] or [''])[0]
 entries = []
 for k in opts.get('kunitconfig', []):
 	entries += [l.strip() for l in Path(k).read_text().splitlines()

@@ -14,7 +14,7 @@ from typing import Dict, Optional
 import pytest
 
 from bklkunit import baseline, cli, ktap, paths, report, rerun, run
-from conftest import DEBVER
+from conftest import STUB_ARGS, DEBVER
 from test_run import fake, main_env  # noqa: F401  (fixtures used by rf)
 
 GCC = 'gcc (Debian 12.2.0-14+deb12u1) 12.2.0'
@@ -372,23 +372,7 @@ def test_compare_prints_divergence(tmp_path, parser_tree, capsys):
 # filter glob G prints <arch>.console@G.<n> (its n-th boot with G) or
 # <arch>.console@G, else <arch>.console; <arch>.exec@G is its output;
 # build writes <arch>.config to <build_dir>/.config.
-STUB = r'''
-import json, os, sys
-from pathlib import Path
-
-ctl = Path(os.environ['BKL_STUB_CTL'])
-verb, rest = sys.argv[1], sys.argv[2:]
-opts, positional = {}, []
-for a in rest:
-	if a.startswith('--') and '=' in a:
-		k, v = a[2:].split('=', 1)
-		opts.setdefault(k, []).append(v)
-	else:
-		positional.append(a)
-arch = opts['arch'][0]
-listing = '--list_tests' in positional
-glob = ([p for p in positional if not p.startswith('--')] or [''])[0]
-with open(ctl / 'calls.jsonl', 'a') as f:
+STUB = STUB_ARGS + r'''with open(ctl / 'calls.jsonl', 'a') as f:
 	f.write(json.dumps({'verb': verb, 'argv': rest, 'glob': glob, 'list': listing}) + '\n')
 
 def get(name, default=None):

@@ -10,27 +10,13 @@ import pytest
 
 from bklkunit import cli, deps, paths, run
 from bklkunit.errors import UserError
-from conftest import DATA, KCONFIG_A, KCONFIG_B, commit, copy_parser, git, read_data
+from conftest import STUB_ARGS, DATA, KCONFIG_A, KCONFIG_B, commit, copy_parser, git, read_data
 
 # Stands in for tools/testing/kunit/kunit.py.  What it does per arch comes
 # from files in $BKL_STUB_CTL: <arch>.build (output), <arch>.build_rc,
 # <arch>.console (written to <build_dir>/test.log), <arch>.exec (output),
 # <arch>.exec_rc.  Every call is appended to calls.jsonl.
-STUB = r'''
-import json, os, sys
-from pathlib import Path
-
-ctl = Path(os.environ['BKL_STUB_CTL'])
-verb, rest = sys.argv[1], sys.argv[2:]
-opts, positional = {}, []
-for a in rest:
-	if a.startswith('--') and '=' in a:
-		k, v = a[2:].split('=', 1)
-		opts.setdefault(k, []).append(v)
-	else:
-		positional.append(a)
-arch = opts['arch'][0]
-with open(ctl / 'calls.jsonl', 'a') as f:
+STUB = STUB_ARGS + r'''with open(ctl / 'calls.jsonl', 'a') as f:
 	f.write(json.dumps({'verb': verb, 'argv': rest, 'cwd': os.getcwd(),
 			    'ccache_dir': os.environ.get('CCACHE_DIR')}) + '\n')
 
