@@ -1,0 +1,69 @@
+# SPDX-License-Identifier: GPL-2.0
+"""`kunit.py test`: the steps it runs, in which order, and its closing line."""
+
+import argparse
+import json
+from pathlib import Path
+
+from bklkunit import deps, selftest
+
+
+def _args(tmp_path: Path, **kw) -> argparse.Namespace:
+	d = dict(arch='x86_64', skip='', cache_dir=str(tmp_path / 'cache'), no_install=True)
+	d.update(kw)
+	return argparse.Namespace(**d)
+
+
+def _fake(monkeypatch, outputs):
+	"""selftest._run replaced: records each command's verb, answers from outputs."""
+	seen = []
+
+	def run(cmd, log):
+		verb = 'pytest' if '-m' in cmd else cmd[2]
+		seen.append(verb)
+		rc, out = outputs[verb]
+		if verb == 'run':
+			rdir = Path(cmd[cmd.index('--results-dir') + 1])
+			rdir.mkdir(parents=True)
+			(rdir / 'summary.json').write_text(json.dumps({'arches': [
+				{'arch': 'x86_64', 'status': 'PASS' if rc == 0 else 'CRASH',
+				 'passed': 5, 'failed': 0, 'crashed': 0}]}))
+		return rc, out
+	monkeypatch.setattr(selftest, '_run', run)
+	monkeypatch.setattr(deps, 'ensure', lambda pkgs, allow_install=True: None)
+	return seen
+
+
+def test_the_tree_is_prepared_before_pytest_reads_its_parser(tmp_path, monkeypatch, capsys):
+	seen = _fake(monkeypatch, {'prepare': (0, 'up to date\n'),
+				   'pytest': (0, '7 passed in 1.0s\n'),
+				   'check-series': (0, '3 passed, 0 failed\n'),
+				   'run': (0, '')})
+	assert selftest.main(_args(tmp_path)) == 0
+	assert seen == ['prepare', 'pytest', 'check-series', 'run']
+	assert capsys.readouterr().out.splitlines()[-1] == '15 passed, 0 failed'
+
+
+def test_a_failed_prepare_and_a_crashed_arch_are_failures(tmp_path, monkeypatch, capsys):
+	_fake(monkeypatch, {'prepare': (2, 'patch 0003 does not apply\n'),
+			    'pytest': (1, '5 passed, 2 errors in 1.0s\n'),
+			    'check-series': (0, '3 passed, 0 failed\n'),
+			    'run': (1, '')})
+	assert selftest.main(_args(tmp_path)) == 1
+	out = capsys.readouterr().out.splitlines()
+	# prepare 1 + pytest 2 errors + the crash with no case to blame 1
+	assert out[-1] == '13 passed, 4 failed'
+	assert any(l.strip().startswith('prepare') and '1 failed' in l for l in out)
+
+
+def test_skip_leaves_steps_out_but_never_prepare(tmp_path, monkeypatch, capsys):
+	seen = _fake(monkeypatch, {'prepare': (0, ''), 'pytest': (0, '1 passed\n')})
+	assert selftest.main(_args(tmp_path, skip='series,kunit')) == 0
+	assert seen == ['prepare', 'pytest']
+	assert capsys.readouterr().out.splitlines()[-1] == '1 passed, 0 failed'
+
+
+def test_counts_from_reads_pytest_and_our_closing_lines():
+	assert selftest.counts_from('x\n470 passed, 2 failed, 3 errors in 9s\n') == (470, 5)
+	assert selftest.counts_from('x\n12 passed, 0 failed\n') == (12, 0)
+	assert selftest.counts_from('no summary at all\n') == (0, 0)
