@@ -4,10 +4,19 @@ from the tree with the series (B); every case labelled by what the series
 did to it.
 
   B  the normal run: the prepared work tree, <cache>/build/<key>/<arch>
-  A  the pristine commit (refs/bkl-kunit/pristine) checked out in a detached
-     git worktree of the prepared repository, <cache>/pristine/src/<name>,
+  A  by default (`--a-side=tests`) the pristine commit with the series'
+     patches that carry no `Fixes:` tag cherry-picked on top: the tests
+     without the fixes, so a test written for a bug reads "fixed by the
+     series" and a fix that breaks a test "regressed by the series".  A
+     test patch that does not apply without the fixes before it is left
+     out (and said so); its cases read "new test".  `--a-side=pristine`:
+     the pristine commit alone, every case of the series a "new test".
+     A is checked out in a detached git worktree of the prepared
+     repository, <cache>/pristine/src/<name> (the tests commit is kept as
+     refs/bkl-kunit/ab-a and made again only when the series changed),
      built in <cache>/pristine/build/<key>/<arch>.  The main work tree is
-     never touched.  The layout mirrors <cache>/src and <cache>/build, so
+     never touched.  One `ab` at a time uses it (<cache>/pristine/ab.lock);
+     a second one waits.  The layout mirrors <cache>/src and <cache>/build, so
      the relative paths ccache sees (CCACHE_BASEDIR is the cache) are the
      same as B's and an A build hits B's cache for every object the series
      does not change.
@@ -33,6 +42,7 @@ were B's baseline.
 
 import argparse
 import copy
+import hashlib
 import json
 import re
 import shutil
@@ -63,6 +73,12 @@ LABELS = (REGRESSED, FIXED, NEW, REMOVED, NOT_RUN_A, NOT_RUN_B, NEW_SKIP, UNSKIP
 	  FLAKY_LABEL, SAME_FAIL, SAME_SKIP, SAME_PASS)
 
 SIDES = {'a': 'pristine', 'b': 'series'}
+A_SIDES = {'tests': 'tests only', 'pristine': 'pristine'}   # --a-side -> SIDES['a']
+A_REF = 'refs/bkl-kunit/ab-a'
+A_STATE = 'bkl-kunit-ab-a.json'          # in the prepared repository's .git
+FIXES_TAG = re.compile(r'^Fixes:[ \t]*\S', re.M)
+LEFT_FIX = 'a fix (Fixes: tag)'
+LEFT_CONFLICT = 'does not apply without the fixes before it'
 NOT_DEFINED = 'not defined by any Kconfig file of the pristine tree'
 REFUSED = 'kunit.py build could not select it on the pristine tree'
 
@@ -97,14 +113,15 @@ def _worktree_of(wt: Path, main: Path) -> bool:
 	return Path(proc.stdout.strip()).resolve() == (Path(main) / '.git').resolve()
 
 
-def pristine_tree(main: Path, cache: Path) -> Tuple[Path, str, str]:
-	"""The A tree: (worktree, pristine commit, what was done: created, moved,
-	restored or up to date).  Made with `git worktree add --detach` on first
-	use, or when the old one no longer belongs to main's repository (prepare
-	unpacked it anew); checked out again when the pristine ref moved or a
+def pristine_tree(main: Path, cache: Path, commit: Optional[str] = None) -> Tuple[Path, str, str]:
+	"""The A tree: (worktree, commit, what was done: created, moved,
+	restored or up to date).  commit: what to check out, default the
+	pristine commit.  Made with `git worktree add --detach` on first use, or
+	when the old one no longer belongs to main's repository (prepare
+	unpacked it anew); checked out again when the commit moved or a
 	tracked file was changed.  Only main's .git/worktrees/ is written."""
 	main = Path(main)
-	commit = pristine_commit(main)
+	commit = commit or pristine_commit(main)
 	wt = pristine_dir(cache, main)
 	if _worktree_of(wt, main):
 		head = tree.git(wt, 'rev-parse', 'HEAD', check=False).stdout.strip()
@@ -124,6 +141,74 @@ def pristine_tree(main: Path, cache: Path) -> Tuple[Path, str, str]:
 	      '(once) ...', flush=True)
 	tree.git(main, 'worktree', 'add', '-q', '--detach', str(wt), commit)
 	return wt, commit, 'created'
+
+
+def series_commits(main: Path, base: str) -> List[Tuple[str, str, bool]]:
+	"""The commits of main's HEAD over base, oldest first: (sha, subject,
+	whether the message has a `Fixes:` tag)."""
+	shas = tree.git(main, 'rev-list', '--reverse', f'{base}..HEAD').stdout.split()
+	out = []
+	for sha in shas:
+		msg = tree.git(main, 'log', '-1', '--format=%B', sha).stdout
+		out.append((sha, msg.strip().splitlines()[0] if msg.strip() else sha[:12],
+			    bool(FIXES_TAG.search(msg))))
+	return out
+
+
+def tests_commit(main: Path, wt: Path, pristine: str) -> Tuple[str, List[Dict[str, str]]]:
+	"""A for --a-side=tests: pristine plus every commit of main's series
+	without a `Fixes:` tag, cherry-picked in order in the A worktree wt
+	(committer and dates kept, so the same series gives the same commits).
+	Returns (commit, [{commit, subject, why}] left out).  Kept as A_REF with
+	its key (the pristine and series commits) in main's .git/A_STATE, and
+	made again only when the key changed."""
+	commits = series_commits(main, pristine)
+	key = hashlib.sha256('\n'.join([pristine] + [c for c, _, _ in commits]).encode()).hexdigest()
+	state = Path(main) / '.git' / A_STATE
+	try:
+		st = json.loads(state.read_text())
+		ref = tree.git(main, 'rev-parse', '--verify', '-q', A_REF, check=False).stdout.strip()
+		if st.get('key') == key and ref and ref == st.get('commit'):
+			return ref, st.get('left_out', [])
+	except (OSError, ValueError):
+		pass
+	print(f'Making A: the pristine tree plus the series without its fixes, in {wt} ...',
+	      flush=True)
+	tree.git(wt, 'checkout', '-q', '-f', '--detach', pristine)
+	left: List[Dict[str, str]] = []
+	for sha, subject, fix in commits:
+		if fix:
+			left.append({'commit': sha, 'subject': subject, 'why': LEFT_FIX})
+			continue
+		who = tree.git(main, 'log', '-1', '--format=%cn%x00%ce%x00%cD', sha).stdout.strip()
+		name, email, date = who.split('\0')
+		env = {'GIT_COMMITTER_NAME': name, 'GIT_COMMITTER_EMAIL': email,
+		       'GIT_COMMITTER_DATE': date}
+		picked = tree.git(wt, 'cherry-pick', '--allow-empty', '--keep-redundant-commits', sha,
+				  check=False, env=env)
+		if picked.returncode != 0:
+			tree.git(wt, 'cherry-pick', '--abort', check=False)
+			tree.git(wt, 'reset', '-q', '--hard', check=False)
+			left.append({'commit': sha, 'subject': subject, 'why': LEFT_CONFLICT})
+	head = tree.git(wt, 'rev-parse', 'HEAD').stdout.strip()
+	tree.git(main, 'update-ref', A_REF, head)
+	state.write_text(json.dumps({'key': key, 'commit': head, 'left_out': left}, indent=1) + '\n')
+	return head, left
+
+
+def make_a_tree(main: Path, cache: Path, mode: str) -> Tuple[Path, str, str, List[Dict[str, str]]]:
+	"""The A worktree checked out at A's commit for --a-side mode:
+	(worktree, commit, what was done, patches left out)."""
+	pristine = pristine_commit(main)
+	if mode == 'pristine':
+		wt, commit, done = pristine_tree(main, cache, pristine)
+		return wt, commit, done, []
+	wt = pristine_dir(cache, main)
+	if not _worktree_of(wt, main):
+		pristine_tree(main, cache, pristine)
+	commit, left = tests_commit(main, wt, pristine)
+	wt, commit, done = pristine_tree(main, cache, commit)
+	return wt, commit, done, left
 
 
 # ------------------------------------------------------------------ Kconfig
@@ -427,8 +512,12 @@ def format_summary(results: List[ArchAB]) -> List[str]:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-	"""run's options, less --tree, --apply-series and --compare."""
+	"""run's options, less --tree, --apply-series and --compare; --a-side."""
 	run.add_arguments(p, one_tree=False)
+	p.add_argument('--a-side', choices=list(A_SIDES), default='tests',
+		       help='A: the pristine tree with the series\' patches that have no Fixes: '
+		       'tag (tests; default: a bug test reads "fixed by the series"), or the '
+		       'pristine tree alone (pristine: every case of the series is a new test)')
 
 
 def _write_verdict(rdir: Path, r: run.ArchResult) -> None:
@@ -451,21 +540,32 @@ def main(args: argparse.Namespace) -> int:
 		arches = paths.parse_arches(args.arch)
 	except ValueError as e:
 		raise UserError(str(e))
-	prof = profiles.get(getattr(args, 'profile', profiles.DEFAULT))
 	cache = paths.cache_dir(args.cache_dir)
+	with paths.locked(cache / 'pristine' / 'ab.lock', 'the pristine tree of kunit.py ab'):
+		return _main(args, arches, cache)
+
+
+def _main(args: argparse.Namespace, arches: List[str], cache: Path) -> int:
+	mode = getattr(args, 'a_side', 'tests')
+	SIDES['a'] = A_SIDES[mode]
+	prof = profiles.get(getattr(args, 'profile', profiles.DEFAULT))
 	deps.ensure(deps.for_arches([a for a in arches if prof.supports(a)] or arches),
 		    allow_install=not args.no_install)
 	b_tree, key, info = run.resolve_tree(args, cache)
-	a_tree, commit, done = pristine_tree(b_tree, cache)
-	print(f'Pristine tree {a_tree} at {commit[:12]} ({done})', flush=True)
+	a_tree, commit, done, left_out = make_a_tree(b_tree, cache, mode)
+	print(f'A ({SIDES["a"]}): {a_tree} at {commit[:12]} ({done})', flush=True)
+	for x in left_out:
+		print(f'  not on A: {x["subject"]} ({x["why"]})')
 	defined = defined_symbols(b_tree, commit)
 	run.attach_fixtures(args, cache, info)
 	rdir = run.results_dir(args, cache)
 	if prof.name != profiles.DEFAULT:
 		print(f'Profile {prof.name}: {prof.what}')
+	on_a = ('none (pristine)' if mode == 'pristine' else
+		 'the series without ' + (', '.join(x['subject'] for x in left_out) or 'nothing'))
 	a_info = {'tree': str(a_tree), 'kernel_version': info.get('kernel_version'),
-		  'debian_version': info.get('debian_version'), 'series': 'none (pristine)',
-		  'series_hash': '', 'head': commit}
+		  'debian_version': info.get('debian_version'), 'series': on_a,
+		  'series_hash': '', 'head': commit, 'a_side': mode, 'left_out': left_out}
 	if 'fixtures' in info:
 		a_info['fixtures'] = info['fixtures']
 	results: List[ArchAB] = []
@@ -523,7 +623,8 @@ def main(args: argparse.Namespace) -> int:
 	rc = 1 if bad else 0
 	doc = {'format': FORMAT, 'results_dir': str(rdir), 'filter_glob': args.filter_glob,
 	       'profile': prof.name, 'labels': list(LABELS),
-	       'a': {'side': SIDES['a'], 'tree': str(a_tree), 'commit': commit,
+	       'a': {'side': SIDES['a'], 'a_side': mode, 'left_out': left_out,
+		     'tree': str(a_tree), 'commit': commit,
 		     'results': 'a', 'build_dirs': str(build_dir(cache, key, prof.name, '*'))},
 	       'b': dict({'side': SIDES['b'], 'results': 'b'},
 			 **{k: info.get(k) for k in ('tree', 'head', 'series', 'series_hash')}),

@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
 """Where things live: the repository, the cache, the per-arch settings."""
 
+import contextlib
+import fcntl
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, Iterator, List, Optional
 
 REPO = Path(__file__).resolve().parents[2]
 PATCH_DIR = REPO / 'kernel-patches'
@@ -72,3 +74,31 @@ def parse_arches(spec: str) -> List[str]:
 	if not out:
 		raise ValueError('no arch given')
 	return out
+
+
+@contextlib.contextmanager
+def locked(path: Path, what: str) -> Iterator[None]:
+	"""Hold an exclusive flock on path (made if missing) for the block: two
+	kunit.py processes sharing a cache (a developer and CI, two `ab` runs)
+	take turns on a build directory or the pristine tree instead of building
+	into it at once.  A process that has to wait says who holds it."""
+	path.parent.mkdir(parents=True, exist_ok=True)
+	with open(path, 'a+') as f:
+		try:
+			fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+		except BlockingIOError:
+			f.seek(0)
+			holder = f.read().strip() or 'another process'
+			print(f'Waiting for {what}: in use by {holder} ({path}) ...', flush=True)
+			fcntl.flock(f, fcntl.LOCK_EX)
+		f.seek(0)
+		f.truncate()
+		f.write(f'pid {os.getpid()}\n')
+		f.flush()
+		try:
+			yield
+		finally:
+			f.seek(0)
+			f.truncate()
+			f.flush()
+			fcntl.flock(f, fcntl.LOCK_UN)

@@ -224,7 +224,16 @@ def _tail(path: Path, n: int = 20) -> str:
 def run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse.Namespace,
 	     cache: Path, fragments: Optional[List[Path]] = None, tag: str = '') -> ArchResult:
 	"""Build and boot one arch.  fragments: the kunitconfigs to build with
-	(default kunitconfigs()); tag: shown after the arch in progress lines."""
+	(default kunitconfigs()); tag: shown after the arch in progress lines.
+	The build directory is locked while it is built and booted (<build
+	dir>.lock): another kunit.py on the same cache waits for it."""
+	with paths.locked(build_dir.parent / f'{build_dir.name}.lock',
+			  f'the build directory {build_dir}'):
+		return _run_arch(ktree, arch, build_dir, out, args, cache, fragments, tag)
+
+
+def _run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse.Namespace,
+	      cache: Path, fragments: Optional[List[Path]], tag: str) -> ArchResult:
 	profile = getattr(args, 'profile', profiles.DEFAULT)
 	name = f'{arch} ({tag})' if tag else arch
 	interval = getattr(args, 'progress_interval', PROGRESS_INTERVAL)

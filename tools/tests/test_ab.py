@@ -205,6 +205,109 @@ def test_pristine_worktree_needs_the_pristine_ref(tmp_path):
 		ab.pristine_tree(main, tmp_path / 'cache')
 
 
+# ------------------------------------------------- A: the series less its fixes
+
+SRC = 'int a;\nint b;\nint c;\n'
+
+
+@pytest.fixture
+def series_repo(tmp_path):
+	"""pristine; a test; a fix (Fixes: tag); a test that needs the fix's
+	lines; a test that does not."""
+	main = tmp_path / 'cache' / 'src' / 'linux-6.12.118-1_deb12u1'
+	main.mkdir(parents=True)
+	git(main, 'init', '-q', '-b', 'work')
+	pristine = commit(main, 'pristine\n', {'Makefile': 'VERSION = 6\n', 'src.c': SRC})
+	git(main, 'update-ref', tree.PRISTINE_REF, pristine)
+	t1 = commit(main, 'x: add a test\n', {'t1.c': 'test 1\n'})
+	fix = commit(main, 'x: fix b\n\nFixes: 1da177e4c3f4 ("Linux-2.6.12-rc2")\n'
+		     'Signed-off-by: A <a@example.org>\n', {'src.c': 'int a;\nlong b;\nint c;\n'})
+	t2 = commit(main, 'x: test what the fix changed\n',
+		    {'src.c': 'int a;\nlong b; /* tested */\nint c;\n'})
+	t3 = commit(main, 'x: another test\n', {'t3.c': 'test 3\n'})
+	return main, pristine, [t1, fix, t2, t3]
+
+
+def test_a_side_tests_is_the_series_without_its_fixes(series_repo, tmp_path, capsys):
+	main, pristine, (t1, fix, t2, t3) = series_repo
+	cache = tmp_path / 'cache'
+	wt, c, done, left = ab.make_a_tree(main, cache, 'tests')
+	assert 'Making A' in capsys.readouterr().out
+	assert [(x['commit'], x['why']) for x in left] == [(fix, ab.LEFT_FIX),
+							     (t2, ab.LEFT_CONFLICT)]
+	assert left[0]['subject'] == 'x: fix b'
+	# t1 and t3 on the pristine commit, nothing of the fix, a clean tree.
+	assert git(wt, 'log', '--format=%s', f'{pristine}..{c}').splitlines() == [
+		'x: another test', 'x: add a test']
+	assert (wt / 'src.c').read_text() == SRC
+	assert (wt / 't1.c').is_file() and (wt / 't3.c').is_file()
+	assert git(wt, 'status', '--porcelain').strip() == ''
+	assert git(main, 'rev-parse', ab.A_REF).strip() == c
+	# The main work tree is untouched.
+	assert git(main, 'rev-parse', 'HEAD').strip() == t3
+	assert git(main, 'status', '--porcelain').strip() == ''
+	# Asked again with the same series: nothing is made, nothing checked out.
+	os.utime(wt / 't1.c', (1, 1))
+	assert ab.make_a_tree(main, cache, 'tests') == (wt, c, 'up to date', left)
+	assert 'Making A' not in capsys.readouterr().out
+	assert (wt / 't1.c').stat().st_mtime == 1
+	# Made again from nothing: the same commit (committer and dates kept).
+	(main / '.git' / ab.A_STATE).unlink()
+	assert ab.make_a_tree(main, cache, 'tests')[1] == c
+
+
+def test_a_side_follows_the_series_and_pristine_mode_is_the_pristine_commit(series_repo,
+									     tmp_path):
+	main, pristine, _ = series_repo
+	cache = tmp_path / 'cache'
+	_, c, _, _ = ab.make_a_tree(main, cache, 'tests')
+	t4 = commit(main, 'x: a fourth test\n', {'t4.c': 'test 4\n'})
+	wt, c2, _, left = ab.make_a_tree(main, cache, 'tests')
+	assert c2 != c and (wt / 't4.c').is_file()
+	assert git(wt, 'log', '-1', '--format=%s', c2).strip() == 'x: a fourth test'
+	assert t4 not in [x['commit'] for x in left]
+	wt, c3, done, left = ab.make_a_tree(main, cache, 'pristine')
+	assert (c3, left, done) == (pristine, [], 'moved')
+	assert not (wt / 't1.c').exists()
+
+
+def test_ab_a_side_tests_builds_the_series_tests_on_a(abf, capsys):
+	f = abf
+	f.ctl_write('a', 'x86_64', 'console', A_CONSOLE)
+	f.ctl_write('b', 'x86_64', 'console', B_CONSOLE)
+	ab.main(f.ab_args('--a-side=tests', '--arch', 'x86_64'))
+	out = capsys.readouterr().out
+	doc = ab_json(f)
+	assert doc['a']['a_side'] == 'tests' and doc['a']['left_out'] == []
+	assert doc['a']['commit'] != f.pristine
+	assert git(f.a_tree, 'log', '-1', '--format=%s').strip() == 'autofs: add KUnit tests'
+	# The test symbols exist on A now: nothing is dropped from its kunitconfig.
+	assert doc['arches'][0]['a']['kunitconfig_dropped'] == []
+	assert 'A (tests only)' in out
+	summary = json.loads((f.results / 'a' / 'summary.json').read_text())
+	assert summary['a_side'] == 'tests' and summary['series'] == 'the series without nothing'
+
+
+def test_ab_waits_for_another_ab_on_the_same_cache(abf, capsys):
+	import fcntl
+	import threading
+	f = abf
+	f.ctl_write('a', 'x86_64', 'console', A_CONSOLE)
+	f.ctl_write('b', 'x86_64', 'console', B_CONSOLE)
+	lock = f.cache / 'pristine' / 'ab.lock'
+	lock.parent.mkdir(parents=True, exist_ok=True)
+	held = open(lock, 'w')
+	held.write('pid 4242\n')
+	held.flush()
+	fcntl.flock(held, fcntl.LOCK_EX)
+	threading.Timer(0.5, lambda: (fcntl.flock(held, fcntl.LOCK_UN), held.close())).start()
+	ab.main(f.ab_args('--arch', 'x86_64'))
+	out = capsys.readouterr().out
+	assert 'Waiting for the pristine tree of kunit.py ab: in use by pid 4242' in out
+	assert ab_json(f)['arches'][0]['counts']['regressed by the series'] == 1
+	assert lock.read_text() == ''                  # released, no pid left behind
+
+
 # ------------------------------------------------------------------ Kconfig
 
 KCONFIG_DEBUG = ('menu "Kernel hacking"\n\nconfig DEBUG_KERNEL\n\tbool "Kernel debugging"\n\n'
@@ -378,9 +481,12 @@ def abf(main_env, tmp_path):
 	f.side_calls = calls
 
 	def ab_args(*argv):
+		# The tests below read A as the pristine tree alone unless they say
+		# otherwise (test_ab_a_side_tests_*).
+		side = [] if any(a.startswith('--a-side') for a in argv) else ['--a-side=pristine']
 		return cli.build_parser().parse_args(
 			['ab', '--cache-dir', str(f.cache), '--results-dir', str(f.results),
-			 '--no-install', '--jobs', '3', '--no-ccache'] + list(argv))
+			 '--no-install', '--jobs', '3', '--no-ccache'] + side + list(argv))
 	f.ab_args = ab_args
 	return f
 
@@ -447,7 +553,7 @@ def test_ab_labels_new_fixed_and_regressed(abf, capsys):
 		assert (f.results / side / 'index.html').is_file()
 	assert json.loads((f.results / 'a' / 'summary.json').read_text())['tree'] == str(f.a_tree)
 	out = capsys.readouterr().out
-	assert 'Pristine tree ' + str(f.a_tree) in out and '(created)' in out
+	assert 'A (pristine): ' + str(f.a_tree) in out and '(created)' in out
 	assert '  A (pristine): FAIL' in out and '  B (series): FAIL' in out
 	assert 'A kunitconfig without: CONFIG_AUTOFS_KUNIT_TEST=y' in out
 	table = out[out.index('== x86_64'):]
@@ -655,8 +761,11 @@ def test_ab_parser_has_no_tree_options(abf):
 	args = p.parse_args(['ab'])
 	assert args.tree is None and not args.apply_series and not args.compare
 	assert args.filter_glob == '' and args.arch == 'all'
+	assert args.a_side == 'tests'
 	with pytest.raises(SystemExit):
 		p.parse_args(['ab', '--tree', '/tmp'])
+	with pytest.raises(SystemExit):
+		p.parse_args(['ab', '--a-side', 'fixes'])
 
 
 def test_cli_ab_usage_errors_exit_2(tmp_path, capsys):

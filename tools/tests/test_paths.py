@@ -3,6 +3,7 @@
 
 from pathlib import Path
 
+import os
 import pytest
 
 from bklkunit import paths
@@ -122,3 +123,29 @@ def test_repo_paths_point_into_this_repository():
 	assert paths.PATCH_DIR == paths.REPO / 'kernel-patches'
 	assert paths.SERIES_FILE == paths.PATCH_DIR / 'series'
 	assert isinstance(paths.SOURCE_TARBALL, Path)
+
+
+def test_locked_makes_a_second_holder_wait_and_says_who_holds_it(tmp_path, capsys):
+	import subprocess
+	import sys
+	lock = tmp_path / 'build' / 'x86_64.lock'
+	# Another process holds the lock for a moment.
+	code = ('import sys, time; sys.path.insert(0, %r); from pathlib import Path; '
+		'from bklkunit import paths\n'
+		'with paths.locked(Path(%r), "x"):\n'
+		'    print("held", flush=True); time.sleep(1); Path(%r).write_text("done")\n') % (
+			str(paths.REPO / 'tools'), str(lock), str(tmp_path / 'done'))
+	other = subprocess.Popen([sys.executable, '-c', code], stdout=subprocess.PIPE, text=True)
+	assert other.stdout.readline().strip() == 'held'
+	with paths.locked(lock, 'the build directory x86_64'):
+		# Only after the other holder finished its block.
+		assert (tmp_path / 'done').read_text() == 'done'
+		assert lock.read_text() == f'pid {os.getpid()}\n'
+	assert other.wait() == 0
+	out = capsys.readouterr().out
+	assert f'Waiting for the build directory x86_64: in use by pid {other.pid}' in out
+	assert lock.read_text() == ''
+	# Free: no message.
+	with paths.locked(lock, 'x'):
+		pass
+	assert capsys.readouterr().out == ''
