@@ -21,6 +21,9 @@ import time
 from pathlib import Path
 from typing import Dict, List, Optional
 
+# Set while several arches build at once (run --parallel): their progress
+# lines are printed one after the other instead of rewriting one line.
+LINES_ONLY = False
 INTERVAL = 30            # seconds between progress lines in a log (--progress-interval)
 TICK = 1.0               # seconds stream() waits for output before it looks at the time
 # kunit.py exec's reading of each KTAP result (kunit_parser.format_test_result).
@@ -103,7 +106,7 @@ class Progress:
 		     interval: float = INTERVAL, pid: Optional[int] = None):
 		self.label = label
 		self.out = out or sys.stdout
-		self.tty = self.out.isatty() if tty is None else tty
+		self.tty = (self.out.isatty() and not LINES_ONLY) if tty is None else tty
 		self.interval = max(float(interval or INTERVAL), 1.0)
 		self.pid = pid
 		self.building = label.endswith(' build')

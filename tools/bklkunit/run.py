@@ -13,6 +13,7 @@ suites a crash cut off, --rerun-failures) are rerun.py's: console.N.log etc.
 """
 
 import argparse
+import copy
 import hashlib
 import json
 import os
@@ -21,11 +22,13 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional
 
 from . import buildstamp, deps, ktap, paths, profiles, progress, tree
 from .errors import UserError
 
+# An arch running alongside others gets at least this many CPUs.
+CPUS_PER_ARCH = 4
 DEFAULT_TIMEOUT = 300
 PROGRESS_INTERVAL = progress.INTERVAL
 DEFAULT_SUITE_TIMEOUT = 120
@@ -89,6 +92,9 @@ def add_arguments(p: argparse.ArgumentParser, one_tree: bool = True) -> None:
 	p.add_argument('--timeout', type=int, default=DEFAULT_TIMEOUT,
 		       help=f'seconds a guest may run before it is killed (default {DEFAULT_TIMEOUT})')
 	p.add_argument('--jobs', type=int, default=os.cpu_count() or 1, help='make -j')
+	p.add_argument('--parallel', type=int, default=0, metavar='N',
+		       help='arches built and booted at once (default: one per '
+		       f'{CPUS_PER_ARCH} CPUs, at least 1); each gets --jobs / N make jobs')
 	p.add_argument('--kunitconfig', action='append', default=[],
 		       help='an extra kunitconfig fragment (repeatable)')
 	p.add_argument('--kconfig-add', action='append', default=[],
@@ -424,6 +430,39 @@ def format_table(results: List[ArchResult]) -> str:
 	return '\n'.join(lines)
 
 
+def parallel_workers(asked: int, arches: int) -> int:
+	"""How many arches run at once: --parallel N, or one per CPUS_PER_ARCH
+	usable CPUs (a 2-CPU machine runs them one after the other)."""
+	n = asked if asked > 0 else len(os.sched_getaffinity(0)) // CPUS_PER_ARCH
+	return max(1, min(n, arches))
+
+
+def run_concurrently(arches: List[str], workers: int, args: argparse.Namespace, ktree: Path,
+		     one: Callable[[str, argparse.Namespace], 'ArchResult']) -> Dict[str, 'ArchResult']:
+	"""one(arch, args) for each arch, workers at a time, each with --jobs /
+	workers make jobs and its own copy of args.  The tree's fingerprint is
+	taken once before (buildstamp), progress lines are not rewritten in place."""
+	from concurrent.futures import ThreadPoolExecutor
+	if not getattr(args, 'always_build', False):
+		if getattr(args, 'tree_fingerprint', None) is None:
+			args.tree_fingerprint = {}
+		if str(ktree) not in args.tree_fingerprint:
+			args.tree_fingerprint[str(ktree)] = buildstamp.tree_fingerprint(ktree) or ''
+	print(f'Running {len(arches)} arches, {workers} at a time '
+	      f'({max(1, args.jobs // workers)} make jobs each)', flush=True)
+	progress.LINES_ONLY = True
+	try:
+		with ThreadPoolExecutor(max_workers=workers) as ex:
+			futures = {}
+			for arch in arches:
+				a = copy.copy(args)
+				a.jobs = max(1, args.jobs // workers)
+				futures[arch] = ex.submit(one, arch, a)
+			return {arch: f.result() for arch, f in futures.items()}
+	finally:
+		progress.LINES_ONLY = False
+
+
 def main(args: argparse.Namespace) -> int:
 	try:
 		arches = paths.parse_arches(args.arch)
@@ -444,35 +483,45 @@ def main(args: argparse.Namespace) -> int:
 	attach_fixtures(args, cache, info)
 	timings['fixtures'] = time.time() - t1
 	rdir = results_dir(args, cache)
-	results: List[ArchResult] = []
 	if prof.name != profiles.DEFAULT:
 		print(f'Profile {prof.name}: {prof.what}')
-	for arch in arches:
-		if not prof.supports(arch):
-			r = ArchResult(arch, status=profiles.SKIPPED, profile=prof.name,
-				       reason=f'profile {prof.name} not run: {prof.why_not(arch)}')
-			results.append(r)
-			(rdir / arch).mkdir(parents=True, exist_ok=True)
-			(rdir / arch / 'verdict.json').write_text(json.dumps(asdict(r), indent=1) + '\n')
-			_progress(arch, f'{r.status}: {prof.why_not(arch)}')
-			continue
+
+	def one(arch: str, arch_args: argparse.Namespace) -> ArchResult:
 		if getattr(args, 'build_dir', None):
 			bdir = Path(args.build_dir).resolve() / arch
 		else:
 			bdir = cache / 'build' / profiles.build_key(key, prof.name) / arch
 		bdir.parent.mkdir(parents=True, exist_ok=True)
 		try:
-			r = run_arch(ktree, arch, bdir, rdir / arch, args, cache)
+			r = run_arch(ktree, arch, bdir, rdir / arch, arch_args, cache)
 		except UserError:
 			raise
 		except Exception as e:  # one arch's trouble must not hide the others
 			r = ArchResult(arch, status='ERROR', reason=f'{type(e).__name__}: {e}',
 				       profile=prof.name)
-		results.append(r)
 		(rdir / arch).mkdir(parents=True, exist_ok=True)
 		(rdir / arch / 'verdict.json').write_text(json.dumps(asdict(r), indent=1) + '\n')
 		_progress(arch, f'{r.status} ({r.passed} passed, {r.failed} failed, '
 			  f'{r.skipped} skipped, {r.crashed} crashed)')
+		return r
+
+	by_arch: Dict[str, ArchResult] = {}
+	for arch in arches:
+		if not prof.supports(arch):
+			r = ArchResult(arch, status=profiles.SKIPPED, profile=prof.name,
+				       reason=f'profile {prof.name} not run: {prof.why_not(arch)}')
+			by_arch[arch] = r
+			(rdir / arch).mkdir(parents=True, exist_ok=True)
+			(rdir / arch / 'verdict.json').write_text(json.dumps(asdict(r), indent=1) + '\n')
+			_progress(arch, f'{r.status}: {prof.why_not(arch)}')
+	todo = [a for a in arches if a not in by_arch]
+	workers = parallel_workers(getattr(args, 'parallel', 0), len(todo))
+	if workers <= 1:
+		for arch in todo:
+			by_arch[arch] = one(arch, args)
+	else:
+		by_arch.update(run_concurrently(todo, workers, args, ktree, one))
+	results: List[ArchResult] = [by_arch[a] for a in arches]
 	summary = dict(info, arches=[asdict(r) for r in results], results_dir=str(rdir),
 		       filter_glob=args.filter_glob, profile=prof.name)
 	(rdir / 'summary.json').write_text(json.dumps(summary, indent=1) + '\n')

@@ -641,3 +641,50 @@ def test_main_records_where_its_time_went(main_env):
 	assert a['judge_seconds'] > 0 and a['build_skipped'] is False
 	assert t['total'] >= t['deps'] + t['tree'] + t['fixtures'] + t['reports'] + \
 		a['build_seconds'] + a['run_seconds'] + a['judge_seconds'] - 0.01
+
+
+# ------------------------------------------------------------ --parallel
+
+
+def test_parallel_workers_one_arch_per_four_cpus(monkeypatch):
+	monkeypatch.setattr(run.os, 'sched_getaffinity', lambda pid: set(range(2)))
+	assert run.parallel_workers(0, 4) == 1          # this 2-CPU machine: one at a time
+	monkeypatch.setattr(run.os, 'sched_getaffinity', lambda pid: set(range(16)))
+	assert run.parallel_workers(0, 4) == 4
+	assert run.parallel_workers(0, 2) == 2          # never more than the arches
+	assert run.parallel_workers(3, 4) == 3          # --parallel N wins
+	assert run.parallel_workers(8, 1) == 1
+
+
+def test_main_parallel_runs_arches_at_once_with_their_share_of_jobs(main_env, capsys):
+	import threading
+	f = main_env
+	for a in ('x86_64', 'arm64'):
+		f.scenario(a, console='console_pass.log')
+	both = threading.Barrier(2, timeout=20)
+	seen = {}
+	real = run.run_arch
+
+	def run_arch(ktree, arch, bdir, out, args, cache, **kw):
+		seen[arch] = args.jobs
+		both.wait()           # both arches are in run_arch at the same time
+		return real(ktree, arch, bdir, out, args, cache, **kw)
+	import pytest
+	mp = pytest.MonkeyPatch()
+	mp.setattr(run, 'run_arch', run_arch)
+	try:
+		rc = run.main(f.args('--arch', 'x86_64,arm64', '--no-ccache', '--parallel', '2',
+				     '--jobs', '4'))
+	finally:
+		mp.undo()
+	assert rc == 0
+	assert seen == {'x86_64': 2, 'arm64': 2}
+	# Results in the order the arches were given, whoever finished first.
+	assert [a['arch'] for a in summary(f)['arches']] == ['x86_64', 'arm64']
+	out = capsys.readouterr().out
+	assert 'Running 2 arches, 2 at a time (2 make jobs each)' in out
+	assert '2 arch(es) passed, 0 failed' in out
+	assert run.progress.LINES_ONLY is False
+	for a in ('x86_64', 'arm64'):
+		assert len(f.calls('build', a)) == 1 and f'--jobs=2' in ' '.join(
+			f.calls('build', a)[0]['argv'])
