@@ -61,6 +61,18 @@ def _debian_python_env() -> dict:
 	return env
 
 
+# A MAINTAINERS entry line: one capital letter, a colon and a tab ("M:\t...").
+_MAINTAINERS_TAG = re.compile(r'^[A-Z]:\s')
+
+
+def maintainer_sections(output: str) -> List[str]:
+	"""The section names `get_maintainer.pl --sections` printed: every line
+	that is neither blank, indented nor an entry ("M:", "F:", ...).  Names
+	are not all capitals ("KERNEL UNIT TESTING FRAMEWORK (KUnit)")."""
+	return [l for l in output.splitlines()
+		if l.strip() and not l[0].isspace() and not _MAINTAINERS_TAG.match(l)]
+
+
 @dataclass
 class Check:
 	name: str
@@ -189,10 +201,7 @@ class Checker:
 				proc = subprocess.run(['perl', 'scripts/get_maintainer.pl', '--no-git',
 						       '--no-rolestats', '--sections', '-f', f],
 						      cwd=self.wt, capture_output=True, text=True)
-				sections = [l for l in proc.stdout.splitlines()
-					    if l and not l[0].isspace() and ':' not in l[:3]
-					    and l.strip() == l and l.isupper()]
-				if not [s for s in sections if s != 'THE REST']:
+				if not [s for s in maintainer_sections(proc.stdout) if s != 'THE REST']:
 					missing.append(f)
 			self.add(f'maintainers {p.name}', not missing,
 				 ('no MAINTAINERS section covers: ' + ', '.join(missing)) if missing

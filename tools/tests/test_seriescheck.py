@@ -74,3 +74,13 @@ def test_key_ignores_line_numbers_and_where_the_tree_is(tmp_path):
 	gcc = '../../../src/linux/fs/ufs/inode.c:12:5: warning: unused variable x [-Wunused]'
 	assert c._key(gcc) == 'src/linux/fs/ufs/inode.c: warning: unused variable x [-Wunused]'
 	assert c._key(gcc) != c._key(gcc.replace('unused variable x', 'unused variable y'))
+
+
+def test_maintainer_sections_reads_mixed_case_names():
+	out = ('KERNEL UNIT TESTING FRAMEWORK (KUnit)\nM:\tBrendan Higgins <b@example.org>\n'
+	       'S:\tMaintained\nF:\tlib/kunit/\n\nTHE REST\nM:\tLinus Torvalds <t@example.org>\n'
+	       'L:\tlinux-kernel@vger.kernel.org\n')
+	assert seriescheck.maintainer_sections(out) == [
+		'KERNEL UNIT TESTING FRAMEWORK (KUnit)', 'THE REST']
+	assert seriescheck.maintainer_sections('THE REST\nM:\tLinus\n') == ['THE REST']
+	assert seriescheck.maintainer_sections('') == []
