@@ -37,6 +37,8 @@ ALL_CHECKS = ['apply', 'checkpatch', 'fixes', 'maintainers', 'build', 'bkl-scan'
 # in; the fixes check verifies every Fixes: tag against
 # kunit/upstream-commits.txt instead.
 CHECKPATCH_IGNORE = ['FILE_PATH_CHANGES', 'UNKNOWN_COMMIT_ID']
+# The profile whose kunitconfig every patch is built with: it enables every suite.
+BUILD_PROFILE = 'faults'
 FIXES_RE = re.compile(r'^Fixes:\s*(?P<id>[0-9a-f]+)\s+\("(?P<subject>.*)"\)\s*$')
 WARNING_RE = re.compile(r'^(?P<file>[^\s:]+):(?P<line>\d+):(?:\d+:)? (?P<kind>warning|error): (?P<msg>.*)$')
 
@@ -228,14 +230,17 @@ class Checker:
 		logdir.mkdir(parents=True, exist_ok=True)
 		# The full suite configuration, made once at the top of the series
 		# and re-applied before each patch (olddefconfig at an early patch
-		# drops the symbols that later patches add).
+		# drops the symbols that later patches add).  The `faults` profile's
+		# fragments: the default one and the fault-injection options, so
+		# that every suite of the series, those that exist only with fault
+		# injection included, is compiled.
 		full = bdir / 'config.full'
 		t0 = time.time()
 		tree.git(self.wt, 'checkout', '-q', '--detach', self.commits[-1] if self.commits
 			 else self.pristine)
 		kunit = ['/usr/bin/python3', str(self.wt / 'tools/testing/kunit/kunit.py'), 'config',
 			 f'--arch={arch}', f'--build_dir={bdir}']
-		kunit += [f'--kunitconfig={k}' for k in kunitconfigs(arch, [])]
+		kunit += [f'--kunitconfig={k}' for k in kunitconfigs(arch, [], BUILD_PROFILE)]
 		kunit += [f'--make_options={m}' for m in make_options(arch, not self.args.no_ccache)]
 		proc = subprocess.run(kunit, capture_output=True, text=True, env=build_env(self.cache))
 		if proc.returncode != 0:

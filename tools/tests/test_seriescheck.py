@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """seriescheck: the pure parts (Fixes: tags, warning parsing)."""
 
+import re
+
 from bklkunit import seriescheck
 
 KNOWN = {'1da177e4c3f4': 'Linux-2.6.12-rc2'}
@@ -84,3 +86,18 @@ def test_maintainer_sections_reads_mixed_case_names():
 		'KERNEL UNIT TESTING FRAMEWORK (KUnit)', 'THE REST']
 	assert seriescheck.maintainer_sections('THE REST\nM:\tLinus\n') == ['THE REST']
 	assert seriescheck.maintainer_sections('') == []
+
+
+def test_the_build_check_config_enables_every_suite_the_series_defines():
+	"""check-series builds with BUILD_PROFILE's fragments; every KUnit
+	symbol a patch defines must be switched on by them, or its code would
+	never be compiled by the per-patch build check."""
+	from bklkunit import paths, run
+	defined = set()
+	for p in sorted(paths.PATCH_DIR.glob('*.patch')):
+		defined |= set(re.findall(r'^\+config (\w+_KUNIT_TEST)\b', p.read_text(), re.M))
+	assert defined, 'no KUnit symbol defined by the series?'
+	enabled = set()
+	for frag in run.kunitconfigs('x86_64', [], seriescheck.BUILD_PROFILE):
+		enabled |= set(re.findall(r'^CONFIG_(\w+)=y', frag.read_text(), re.M))
+	assert sorted(defined - enabled) == []
