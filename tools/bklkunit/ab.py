@@ -500,7 +500,8 @@ SUMMARY_COLUMNS = (('regressed', (REGRESSED,)), ('fixed', (FIXED,)), ('new', (NE
 
 
 def format_summary(results: List[ArchAB]) -> List[str]:
-	rows = [('arch', 'A (pristine)', 'B (series)') + tuple(c for c, _ in SUMMARY_COLUMNS)]
+	rows = [('arch', f'A ({SIDES["a"]})', f'B ({SIDES["b"]})')
+		+ tuple(c for c, _ in SUMMARY_COLUMNS)]
 	for x in results:
 		n = counts(x.rows)
 		rows.append((x.arch, x.a.status, x.b.status)

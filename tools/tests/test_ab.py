@@ -284,6 +284,7 @@ def test_ab_a_side_tests_builds_the_series_tests_on_a(abf, capsys):
 	# The test symbols exist on A now: nothing is dropped from its kunitconfig.
 	assert doc['arches'][0]['a']['kunitconfig_dropped'] == []
 	assert 'A (tests only)' in out
+	assert any(l.startswith('arch') and 'A (tests only)' in l for l in out.splitlines())
 	summary = json.loads((f.results / 'a' / 'summary.json').read_text())
 	assert summary['a_side'] == 'tests' and summary['series'] == 'the series without nothing'
 
