@@ -265,13 +265,8 @@ def _run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse
 	t0 = time.time()
 	want = None
 	if not getattr(args, 'always_build', False):
-		if getattr(args, 'tree_fingerprint', None) is None:
-			# Once per run: an edit during the run only costs a build next time.
-			args.tree_fingerprint = {}
-		fp = args.tree_fingerprint
-		if str(ktree) not in fp:
-			fp[str(ktree)] = buildstamp.tree_fingerprint(ktree) or ''
-		want = buildstamp.inputs(fp[str(ktree)], cmd[1:], frags, a.cross_compile, env)
+		want = buildstamp.inputs(tree_fingerprint(args, ktree), cmd[1:], frags,
+					 a.cross_compile, env)
 	if buildstamp.unchanged(build_dir, want):
 		_progress(name, 'build skipped: no input changed since the last build')
 		(out / 'build.log').write_text(
@@ -430,6 +425,17 @@ def format_table(results: List[ArchResult]) -> str:
 	return '\n'.join(lines)
 
 
+def tree_fingerprint(args: argparse.Namespace, ktree: Path) -> str:
+	"""buildstamp's fingerprint of ktree, taken once per run and kept in
+	args (an edit during the run only costs a build next time)."""
+	if getattr(args, 'tree_fingerprint', None) is None:
+		args.tree_fingerprint = {}
+	fp = args.tree_fingerprint
+	if str(ktree) not in fp:
+		fp[str(ktree)] = buildstamp.tree_fingerprint(ktree) or ''
+	return fp[str(ktree)]
+
+
 def parallel_workers(asked: int, arches: int) -> int:
 	"""How many arches run at once: --parallel N, or one per CPUS_PER_ARCH
 	usable CPUs (a 2-CPU machine runs them one after the other)."""
@@ -444,10 +450,7 @@ def run_concurrently(arches: List[str], workers: int, args: argparse.Namespace, 
 	taken once before (buildstamp), progress lines are not rewritten in place."""
 	from concurrent.futures import ThreadPoolExecutor
 	if not getattr(args, 'always_build', False):
-		if getattr(args, 'tree_fingerprint', None) is None:
-			args.tree_fingerprint = {}
-		if str(ktree) not in args.tree_fingerprint:
-			args.tree_fingerprint[str(ktree)] = buildstamp.tree_fingerprint(ktree) or ''
+		tree_fingerprint(args, ktree)
 	print(f'Running {len(arches)} arches, {workers} at a time '
 	      f'({max(1, args.jobs // workers)} make jobs each)', flush=True)
 	progress.LINES_ONLY = True
