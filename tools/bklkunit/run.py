@@ -17,6 +17,7 @@ import copy
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -54,6 +55,41 @@ def qemu_extra(arch: str, args: argparse.Namespace) -> List[str]:
 		from . import fixtures
 		out += fixtures.qemu_args(arch, images)
 	return out + list(getattr(args, 'qemu_args', []) or [])
+
+
+_SMP_ARG_RE = re.compile(r'(?:^|\s)-smp\s+(?:cpus=)?(\d+)')
+_CPUS_UP_RE = re.compile(r'smp: Brought up \d+ nodes?, (\d+) CPUs?')
+
+
+def asked_cpus(exec_cmd: List[str]) -> int:
+	"""The vCPUs a kunit.py exec command gives the guest (its last -smp)."""
+	n = 1
+	for a in exec_cmd:
+		if a.startswith('--qemu_args='):
+			for m in _SMP_ARG_RE.finditer(a[len('--qemu_args='):]):
+				n = int(m.group(1))
+	return n
+
+
+def smp_config_problem(config: Path, asked: int) -> str:
+	"""Why a guest given `asked` vCPUs would still run on one, or ''."""
+	if asked < 2 or not config.is_file():
+		return ''
+	if '# CONFIG_SMP is not set' in config.read_text(errors='replace').splitlines():
+		return (f'the guest is given {asked} vCPUs but {config} has no CONFIG_SMP: '
+			'the race cases would run on one CPU (set CONFIG_SMP=y in '
+			'kunit/arch/<arch>.config)')
+	return ''
+
+
+def guest_cpus(console: List[str]) -> Optional[int]:
+	"""CPUs the guest brought up ("smp: Brought up 1 node, 2 CPUs"), or
+	None when the console does not say (a UP kernel prints nothing)."""
+	for line in console:
+		m = _CPUS_UP_RE.search(line)
+		if m:
+			return int(m.group(1))
+	return None
 
 
 def attach_fixtures(args: argparse.Namespace, cache: Path, info: Dict[str, str]) -> None:
@@ -299,6 +335,11 @@ def _run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse
 	cmd += profiles.exec_options(profile, qemu_extra(arch, args))
 	if args.filter_glob:
 		cmd.append(args.filter_glob)
+	asked = asked_cpus(cmd)
+	problem = smp_config_problem(build_dir / '.config', asked)
+	if problem:
+		res.status, res.reason = 'CONFIG_FAILED', problem
+		return res
 	console_src = build_dir / 'test.log'
 	if console_src.exists():
 		console_src.unlink()
@@ -318,6 +359,10 @@ def _run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse
 	res.status, res.reason, res.failures = v.status, v.reason, v.failures
 	if res.status == 'PASS' and rc != 0:
 		res.status, res.reason = 'FAIL', f'kunit.py exec exited {rc}'
+	cpus = guest_cpus(console)
+	if res.status == 'PASS' and cpus is not None and cpus < asked:
+		res.status, res.reason = 'FAIL', (f'the guest brought up {cpus} of the {asked} '
+						  'vCPUs it was given: the race cases had fewer CPUs')
 	# Lockdep, KASAN, KCSAN, UBSAN, WARN ...: the case they happened in fails.
 	from . import reports
 	reports.judge(ktree, console, res)

@@ -54,7 +54,7 @@ class Fake:
 	def scenario(self, arch, build=None, build_rc=0, console=None, exec_out=None, exec_rc=0):
 		"""console / build / exec_out: a data file name or literal text."""
 		def text(v):
-			return read_data(v) if v and (DATA / v).is_file() else v
+			return read_data(v) if v and '\n' not in v and (DATA / v).is_file() else v
 		for name, value in (('build', text(build)), ('console', text(console)),
 				    ('exec', text(exec_out))):
 			if value is not None:
@@ -688,3 +688,56 @@ def test_main_parallel_runs_arches_at_once_with_their_share_of_jobs(main_env, ca
 	for a in ('x86_64', 'arm64'):
 		assert len(f.calls('build', a)) == 1 and f'--jobs=2' in ' '.join(
 			f.calls('build', a)[0]['argv'])
+
+
+# ------------------------------------------- the guest really has its vCPUs
+
+
+def test_asked_cpus_reads_the_last_smp_of_the_exec_command():
+	assert run.asked_cpus(['exec', '--arch=x86_64']) == 1
+	assert run.asked_cpus(['--qemu_args=-smp 2', '--qemu_args=-m 1024']) == 2
+	assert run.asked_cpus(['--qemu_args=-m 512 -smp cpus=4']) == 4
+	assert run.asked_cpus(['--qemu_args=-smp 2', '--qemu_args=-smp 3']) == 3
+	assert run.asked_cpus(['--qemu_args=-device virtio-blk-pci,drive=ufs0,serial=x-smp']) == 1
+
+
+def test_smp_config_problem(tmp_path):
+	cfg = tmp_path / '.config'
+	assert run.smp_config_problem(cfg, 2) == ''           # no .config: nothing to say
+	cfg.write_text('CONFIG_X86_64=y\n# CONFIG_SMP is not set\n')
+	assert run.smp_config_problem(cfg, 1) == ''
+	msg = run.smp_config_problem(cfg, 2)
+	assert 'no CONFIG_SMP' in msg and 'one CPU' in msg
+	cfg.write_text('CONFIG_SMP=y\nCONFIG_NR_CPUS=64\n')
+	assert run.smp_config_problem(cfg, 2) == ''
+
+
+def test_guest_cpus_from_the_console():
+	assert run.guest_cpus(['Linux version 6.12\n', 'smp: Bringing up secondary CPUs ...\n',
+			       'smp: Brought up 1 node, 2 CPUs\n']) == 2
+	assert run.guest_cpus(['[    0.1] smp: Brought up 1 node, 1 CPU\n']) == 1
+	assert run.guest_cpus(['Linux version 6.12\n']) is None     # a UP kernel says nothing
+
+
+def test_run_arch_refuses_a_single_cpu_kernel_given_two_vcpus(fake):
+	fake.scenario('x86_64', console='console_pass.log')
+	bdir = fake.cache / 'build' / 'debian' / 'x86_64'
+	bdir.mkdir(parents=True)
+	(bdir / '.config').write_text('CONFIG_X86_64=y\n# CONFIG_SMP is not set\n')
+	r, _ = fake.run_arch('x86_64')
+	assert r.status == 'CONFIG_FAILED' and 'no CONFIG_SMP' in r.reason
+	assert fake.calls('exec') == []         # never booted: nothing to mistake for a pass
+	# --smp 1 asks for one CPU: then a UP kernel is what was asked for.
+	r, _ = fake.run_arch('x86_64', '--smp', '1')
+	assert r.status == 'PASS', r.reason
+
+
+def test_run_arch_fails_a_guest_that_brought_up_fewer_cpus(fake):
+	console = read_data('console_pass.log')
+	fake.scenario('arm64', console='smp: Brought up 1 node, 1 CPU\n' + console)
+	r, _ = fake.run_arch('arm64')
+	assert r.status == 'FAIL' and 'brought up 1 of the 2 vCPUs' in r.reason
+	assert r.passed == 10
+	fake.scenario('arm64', console='smp: Brought up 1 node, 2 CPUs\n' + console)
+	r, _ = fake.run_arch('arm64')
+	assert r.status == 'PASS', r.reason
