@@ -55,8 +55,15 @@ PROFILES: Dict[str, Profile] = {
 			 'DEBUG_MUTEXES; every arch'),
 	# kasan_multi_shot: KASAN prints only its first report otherwise, and a
 	# case that triggers one on purpose would hide every later one.
+	# rcupdate.rcu_cpu_stall_timeout=300 (its maximum, as syzbot's slow
+	# guests): KASAN and lockdep under TCG take minutes to probe the 18
+	# fixture disks, and the 21 s default made RCU WARN that a grace period
+	# had not started (rcu_check_gp_start_stall) during boot, outside any
+	# case, on x86_64 (results 20261203-152237).  A hung case is still
+	# caught, by kunit's case timeout and the guest --timeout.
 	'kasan': Profile('kasan', 'default + generic KASAN (x86_64, arm64, arm)',
-			 {'i386': _NO_KASAN_I386}, kernel_args=('kasan_multi_shot',)),
+			 {'i386': _NO_KASAN_I386},
+			 kernel_args=('kasan_multi_shot', 'rcupdate.rcu_cpu_stall_timeout=300')),
 	# Races need a second CPU to race on.
 	'kcsan': Profile('kcsan', 'default + KCSAN, guest with 2 vCPUs (x86_64, arm64)',
 			 {'i386': _NO_KCSAN_I386, 'arm': _NO_KCSAN_ARM, 'um': _NO_KCSAN_UM},

@@ -82,7 +82,8 @@ def test_exec_options():
 	assert profiles.exec_options('default', ['-m 1G']) == ['--qemu_args=-m 1G']
 	assert profiles.exec_options('kcsan', ['-m 1G']) == ['--qemu_args=-smp 2',
 							      '--qemu_args=-m 1G']
-	assert profiles.exec_options('kasan', []) == ['--kernel_args=kasan_multi_shot']
+	assert profiles.exec_options('kasan', []) == [
+		'--kernel_args=kasan_multi_shot', '--kernel_args=rcupdate.rcu_cpu_stall_timeout=300']
 
 
 def test_parser_knows_the_profiles():
