@@ -32,6 +32,7 @@ class Profile:
 	unsupported: Dict[str, str] = field(default_factory=dict)   # arch -> why not
 	qemu_args: Tuple[str, ...] = ()              # kunit.py exec --qemu_args
 	kernel_args: Tuple[str, ...] = ()            # kunit.py exec --kernel_args
+	timeout: int = 0                             # the guest's --timeout unless given (0: run's)
 
 	def fragment(self) -> Path:
 		return paths.KUNIT_DIR / 'profiles' / f'{self.name}.config'
@@ -63,7 +64,10 @@ PROFILES: Dict[str, Profile] = {
 	# caught, by kunit's case timeout and the guest --timeout.
 	'kasan': Profile('kasan', 'default + generic KASAN (x86_64, arm64, arm)',
 			 {'i386': _NO_KASAN_I386},
-			 kernel_args=('kasan_multi_shot', 'rcupdate.rcu_cpu_stall_timeout=300')),
+			 kernel_args=('kasan_multi_shot', 'rcupdate.rcu_cpu_stall_timeout=300'),
+			 # x86_64 boots and runs every suite in ~150 s, 32-bit arm is
+			 # several times slower: 300 s would kill a healthy guest.
+			 timeout=1800),
 	# Races need a second CPU to race on.
 	'kcsan': Profile('kcsan', 'default + KCSAN, guest with 2 vCPUs (x86_64, arm64)',
 			 {'i386': _NO_KCSAN_I386, 'arm': _NO_KCSAN_ARM, 'um': _NO_KCSAN_UM},

@@ -92,6 +92,15 @@ def guest_cpus(console: List[str]) -> Optional[int]:
 	return None
 
 
+def guest_timeout(args: argparse.Namespace) -> int:
+	"""--timeout, else the profile's (a KASAN guest is slower), else the default."""
+	t = getattr(args, 'timeout', None)
+	if t is not None:
+		return t
+	prof = profiles.PROFILES.get(getattr(args, 'profile', profiles.DEFAULT))
+	return (prof.timeout if prof else 0) or DEFAULT_TIMEOUT
+
+
 def attach_fixtures(args: argparse.Namespace, cache: Path, info: Dict[str, str]) -> None:
 	"""Make (or find) the UFS fixture images for qemu_extra(), unless
 	--no-fixtures; say where they are in the run's summary facts."""
@@ -125,8 +134,9 @@ def add_arguments(p: argparse.ArgumentParser, one_tree: bool = True) -> None:
 				    'version) tree first, with git am')
 	else:
 		p.set_defaults(tree=None, apply_series=False, compare=False, baseline_dir=None)
-	p.add_argument('--timeout', type=int, default=DEFAULT_TIMEOUT,
-		       help=f'seconds a guest may run before it is killed (default {DEFAULT_TIMEOUT})')
+	p.add_argument('--timeout', type=int, default=None,
+		       help=f'seconds a guest may run before it is killed (default {DEFAULT_TIMEOUT}, '
+		       'or the profile\'s own: kasan 1800)')
 	p.add_argument('--jobs', type=int, default=os.cpu_count() or 1, help='make -j')
 	p.add_argument('--parallel', type=int, default=0, metavar='N',
 		       help='arches built and booted at once (default: one per '
@@ -330,7 +340,7 @@ def _run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse
 	from . import baseline
 	res.config_hash = baseline.file_sha256(build_dir / '.config')
 
-	cmd = kunit + ['exec'] + common + [f'--timeout={args.timeout}',
+	cmd = kunit + ['exec'] + common + [f'--timeout={guest_timeout(args)}',
 					   f'--json={out / "results.json"}']
 	cmd += profiles.exec_options(profile, qemu_extra(arch, args))
 	if args.filter_glob:

@@ -202,7 +202,7 @@ def test_build_env(tmp_path, monkeypatch):
 def test_run_parser_defaults(tmp_path):
 	args = cli.build_parser().parse_args(['run'])
 	assert args.arch == 'all'
-	assert args.timeout == run.DEFAULT_TIMEOUT == 300
+	assert args.timeout is None and run.guest_timeout(args) == run.DEFAULT_TIMEOUT == 300
 	assert args.filter_glob == ''
 	assert args.kunitconfig == [] and args.kconfig_add == [] and args.qemu_args == []
 	assert not args.no_ccache and not args.no_install and not args.verbose
@@ -741,3 +741,10 @@ def test_run_arch_fails_a_guest_that_brought_up_fewer_cpus(fake):
 	fake.scenario('arm64', console='smp: Brought up 1 node, 2 CPUs\n' + console)
 	r, _ = fake.run_arch('arm64')
 	assert r.status == 'PASS', r.reason
+
+
+def test_guest_timeout_the_option_then_the_profile_then_the_default():
+	assert run.guest_timeout(_ns(timeout=None)) == run.DEFAULT_TIMEOUT
+	assert run.guest_timeout(_ns(timeout=None, profile='kasan')) == 1800
+	assert run.guest_timeout(_ns(timeout=77, profile='kasan')) == 77
+	assert run.guest_timeout(_ns(timeout=None, profile='kcsan')) == run.DEFAULT_TIMEOUT
