@@ -136,7 +136,7 @@ def add_arguments(p: argparse.ArgumentParser, one_tree: bool = True) -> None:
 		p.set_defaults(tree=None, apply_series=False, compare=False, baseline_dir=None)
 	p.add_argument('--timeout', type=int, default=None,
 		       help=f'seconds a guest may run before it is killed (default {DEFAULT_TIMEOUT}, '
-		       'or the profile\'s own: kasan 1800)')
+		       'or the profile\'s own: kasan 900)')
 	p.add_argument('--jobs', type=int, default=os.cpu_count() or 1, help='make -j')
 	p.add_argument('--parallel', type=int, default=0, metavar='N',
 		       help='arches built and booted at once (default: one per '

@@ -745,6 +745,6 @@ def test_run_arch_fails_a_guest_that_brought_up_fewer_cpus(fake):
 
 def test_guest_timeout_the_option_then_the_profile_then_the_default():
 	assert run.guest_timeout(_ns(timeout=None)) == run.DEFAULT_TIMEOUT
-	assert run.guest_timeout(_ns(timeout=None, profile='kasan')) == 1800
+	assert run.guest_timeout(_ns(timeout=None, profile='kasan')) == 900
 	assert run.guest_timeout(_ns(timeout=77, profile='kasan')) == 77
 	assert run.guest_timeout(_ns(timeout=None, profile='kcsan')) == run.DEFAULT_TIMEOUT
