@@ -345,7 +345,7 @@ def _run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse
 	cmd += profiles.exec_options(profile, qemu_extra(arch, args))
 	if args.filter_glob:
 		cmd.append(args.filter_glob)
-	asked = asked_cpus(cmd)
+	asked = asked_cpus(cmd) if arch != 'um' else 1    # UML boots no QEMU: no -smp
 	problem = smp_config_problem(build_dir / '.config', asked)
 	if problem:
 		res.status, res.reason = 'CONFIG_FAILED', problem

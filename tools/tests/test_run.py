@@ -730,6 +730,13 @@ def test_run_arch_refuses_a_single_cpu_kernel_given_two_vcpus(fake):
 	# --smp 1 asks for one CPU: then a UP kernel is what was asked for.
 	r, _ = fake.run_arch('x86_64', '--smp', '1')
 	assert r.status == 'PASS', r.reason
+	# UML boots no QEMU, so -smp means nothing there.
+	fake.scenario('um', console='console_pass.log')
+	udir = fake.cache / 'build' / 'debian' / 'um'
+	udir.mkdir(parents=True)
+	(udir / '.config').write_text('CONFIG_UML=y\n# CONFIG_SMP is not set\n')
+	r, _ = fake.run_arch('um')
+	assert r.status == 'PASS', r.reason
 
 
 def test_run_arch_fails_a_guest_that_brought_up_fewer_cpus(fake):
