@@ -42,7 +42,10 @@ DEFAULT_SMP = 2
 
 def qemu_extra(arch: str, args: argparse.Namespace) -> List[str]:
 	"""The --qemu_args of a boot besides the profile's: vCPUs, the fixture
-	disks, then the user's own."""
+	disks, then the user's own.  None for UML: it boots no QEMU (and has no
+	virtio disks: the image cases skip there)."""
+	if arch == 'um':
+		return []
 	out: List[str] = []
 	prof = profiles.PROFILES.get(getattr(args, 'profile', profiles.DEFAULT))
 	user = ' '.join(getattr(args, 'qemu_args', []) or [])
@@ -51,7 +54,7 @@ def qemu_extra(arch: str, args: argparse.Namespace) -> List[str]:
 	if smp and smp > 1 and not has_smp:
 		out.append(f'-smp {smp}')
 	images = getattr(args, 'fixture_images', None)
-	if images and arch != 'um':    # UML has no virtio disks: the image cases skip
+	if images:
 		from . import fixtures
 		out += fixtures.qemu_args(arch, images)
 	return out + list(getattr(args, 'qemu_args', []) or [])
@@ -345,7 +348,7 @@ def _run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse
 	cmd += profiles.exec_options(profile, qemu_extra(arch, args))
 	if args.filter_glob:
 		cmd.append(args.filter_glob)
-	asked = asked_cpus(cmd) if arch != 'um' else 1    # UML boots no QEMU: no -smp
+	asked = asked_cpus(cmd)
 	problem = smp_config_problem(build_dir / '.config', asked)
 	if problem:
 		res.status, res.reason = 'CONFIG_FAILED', problem
