@@ -558,7 +558,6 @@ def _main(args: argparse.Namespace, arches: List[str], cache: Path) -> int:
 	for x in left_out:
 		print(f'  not on A: {x["subject"]} ({x["why"]})')
 	defined = defined_symbols(b_tree, commit)
-	run.attach_fixtures(args, cache, info)
 	rdir = run.results_dir(args, cache)
 	if prof.name != profiles.DEFAULT:
 		print(f'Profile {prof.name}: {prof.what}')
@@ -567,8 +566,6 @@ def _main(args: argparse.Namespace, arches: List[str], cache: Path) -> int:
 	a_info = {'tree': str(a_tree), 'kernel_version': info.get('kernel_version'),
 		  'debian_version': info.get('debian_version'), 'series': on_a,
 		  'series_hash': '', 'head': commit, 'a_side': mode, 'left_out': left_out}
-	if 'fixtures' in info:
-		a_info['fixtures'] = info['fixtures']
 	results: List[ArchAB] = []
 	for arch in arches:
 		if not prof.supports(arch):

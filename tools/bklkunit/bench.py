@@ -256,7 +256,7 @@ def plain_parts(wall: float, output: str) -> Dict[str, float]:
 
 
 def ours_parts(wall: float, summary: Dict) -> Dict[str, float]:
-	"""From our summary.json: setup (deps, tree, fixtures), build, exec, judge
+	"""From our summary.json: setup (deps, tree), build, exec, judge
 	(verdict and kernel reports after each boot), reports (divergence, junit,
 	kcidb, html), other (interpreter start, imports, result files: the rest)."""
 	t = summary.get('timings') or {}
@@ -264,7 +264,7 @@ def ours_parts(wall: float, summary: Dict) -> Dict[str, float]:
 	build = sum(a.get('build_seconds', 0.0) for a in arches)
 	exe = sum(a.get('run_seconds', 0.0) for a in arches)
 	judge = sum(a.get('judge_seconds', 0.0) for a in arches)
-	parts = {'setup': t.get('deps', 0.0) + t.get('tree', 0.0) + t.get('fixtures', 0.0),
+	parts = {'setup': t.get('deps', 0.0) + t.get('tree', 0.0),
 		 'build': build, 'exec': exe, 'judge': judge,
 		 'reports': t.get('divergence', 0.0) + t.get('reports', 0.0)}
 	parts['other'] = wall - sum(parts.values())
@@ -585,16 +585,9 @@ def main(args: argparse.Namespace) -> int:
 		raise UserError(f'--edit-file {args.edit_file}: no such file in {lay.src}')
 	rdir = results_dir(args, lay)
 
-	# Fixtures are part of ours, but made once and cached: timed here, apart
-	# from the rows, so that no row carries their first-time cost.
-	from . import fixtures
-	t0 = time.monotonic()
-	images = fixtures.build(cache)
-	fixtures_s = time.monotonic() - t0
 	qemu_args: Dict[str, List[str]] = {}
 	for a in arches_run:
-		ns = argparse.Namespace(profile=prof.name, qemu_args=[], smp=run.DEFAULT_SMP,
-					fixture_images=images)
+		ns = argparse.Namespace(profile=prof.name, qemu_args=[], smp=run.DEFAULT_SMP)
 		qemu_args[a] = run.qemu_extra(a, ns) if args.same_guest else []
 
 	doc: Dict[str, object] = {
@@ -607,7 +600,6 @@ def main(args: argparse.Namespace) -> int:
 		'same_guest': args.same_guest, 'order': 'ours first' if args.ours_first
 		else 'plain first', 'limit_pct': args.limit,
 		'source_tree_seconds': round(setup_s, 3),
-		'fixtures_seconds': round(fixtures_s, 3), 'fixture_images': len(images),
 		'commands': {a: {'plain': plain_command(lay, a, args, qemu_args[a]),
 				 'ours': ours_command(lay, a, args, rdir / a / '<row>' / 'ours')}
 			     for a in arches_run},
@@ -615,8 +607,6 @@ def main(args: argparse.Namespace) -> int:
 	}
 	print(f'Bench: {", ".join(arches_run)}; rows {", ".join(rows_wanted)}; source {lay.src} '
 	      f'at {head[:12]}; results {rdir}')
-	print(f'Fixtures (ours, cached after the first time): {len(images)} images, '
-	      f'{fixtures_s:.1f} s')
 	rows: List[Row] = []
 	try:
 		for arch in arches_run:

@@ -126,11 +126,12 @@ def build_parser() -> argparse.ArgumentParser:
 	bench.add_arguments(p)
 	p.set_defaults(func=lambda a: bench.main(a))
 
-	p = sub.add_parser('fixtures', help='make (or find) the UFS fixture images and list them')
+	p = sub.add_parser('fixtures', help='make (or find) the UFS fixture images, list them, write or check '
+				   'the form the kernel carries')
 	_common(p)
-	from . import fixtures
-	fixtures.add_arguments(p)
-	p.set_defaults(func=fixtures.cmd)
+	from . import fixturecmd
+	fixturecmd.add_arguments(p)
+	p.set_defaults(func=fixturecmd.cmd)
 
 	p = sub.add_parser('check-series', help='apply, checkpatch and build each patch')
 	_common(p)

@@ -5,25 +5,23 @@ kunit/fixtures/ufs.json names the images; build() makes them with Debian's
 makefs into <cache>/fixtures/<key>/, writes the label into bytes 0..8191 of
 each (the UFS boot-block area), derives the corrupted copies with the small
 UFS reader below, and reuses the set while the recipe, GENERATOR_VERSION and
-makefs's package version stay the same.  qemu_args() attaches them to a guest
-as virtio disks (snapshot=on: the guest may write, the files never change);
-kconfig() is what the guest kernel needs to see those disks.
+makefs's package version stay the same.  normalize() fixes what makefs leaves
+random, so a set is the same on every build.  The kernel suites do not read
+these files: they carry the images (carried.py derives that form, and proves
+it turns back into these images byte for byte).
 
 The reader is independent of Linux: struct-based, both byte orders, UFS1
 (128-byte inodes, 32-bit pointers) and UFS2 (256-byte inodes, 64-bit
 pointers), with the layouts of fs/ufs/ufs_fs.h (FreeBSD's fs.h and dinode.h).
 """
 
-import argparse
 import hashlib
 import json
 import os
 import re
-import shlex
 import shutil
 import struct
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -35,7 +33,7 @@ from .errors import UserError
 
 RECIPE = paths.KUNIT_DIR / 'fixtures' / 'ufs.json'
 # Bump when anything that shapes the images changes (content, label, corruptions).
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 PACKAGE = 'makefs'
 MANIFEST = 'manifest.json'
 
@@ -73,10 +71,6 @@ CORRUPT_EXPECT = {
 	'cg-magic': 'rw-mount-fails',
 	'truncated': 'io-error',
 }
-
-# QEMU device per arch: the pc machine has PCI, -machine virt has virtio-mmio.
-DEVICE = {'x86_64': 'virtio-blk-pci', 'i386': 'virtio-blk-pci',
-	  'arm': 'virtio-blk-device', 'arm64': 'virtio-blk-device'}
 
 # --------------------------------------------------------------- the content
 
@@ -599,6 +593,41 @@ def verify(buf) -> List[str]:
 # ------------------------------------------------------------ the corruption
 
 
+# What makefs 20190105 leaves varying from one run to the next (measured by
+# making the same image twice): two in-core pointers it writes into every
+# superblock copy (struct fs fs_csp, fs_maxcluster: bytes 832..847, heap
+# addresses), di_gen of some inodes, and on UFS2 the low bits of the inode
+# times despite -T.  normalize() makes them fixed, so the images, and the
+# form the kernel carries (carried.py), are the same on every build.
+SB_INCORE = (832, 848)
+UFS1_GEN, UFS2_GEN = 108, 80
+UFS2_TIMES = (32, 40, 48, 56)                # atime, mtime, ctime, birthtime
+UFS2_NSECS = (64, 68, 72, 76)
+
+
+def normalize(buf: bytearray) -> None:
+	"""Fix what makefs leaves random (see SB_INCORE), in place."""
+	fs = Ufs(buf)
+	sbs = [fs.sblock] + [(fs.cgstart(c) + fs.sblkno) * fs.fsize for c in range(fs.ncg)]
+	for off in sbs:
+		if off + SB_INCORE[1] <= len(buf) and SB_INCORE[1] <= fs.sbsize:
+			buf[off + SB_INCORE[0]:off + SB_INCORE[1]] = bytes(SB_INCORE[1] - SB_INCORE[0])
+	gen = UFS2_GEN if fs.type == 'ufs2' else UFS1_GEN
+	for c in range(fs.ncg):
+		for i in range(fs.ipg):
+			ino = c * fs.ipg + i
+			off = fs.inode_offset(ino)
+			if off + fs.isize > len(buf):
+				break
+			used = struct.unpack_from(fs.e + 'H', buf, off)[0] != 0
+			fs.pack('I', off + gen, ino if used else 0)
+			if fs.type == 'ufs2' and used:
+				for t in UFS2_TIMES:
+					fs.pack('q', off + t, EPOCH)
+				for t in UFS2_NSECS:
+					fs.pack('i', off + t, 0)
+
+
 def corrupt(buf: bytearray, kind: str) -> bytearray:
 	"""A corrupted copy of a good image (its label is rewritten afterwards)."""
 	fs = Ufs(buf)
@@ -739,6 +768,7 @@ def _finish(spec: Spec, buf: bytearray, files, dirs) -> str:
 		raise UserError(f'{spec.name}: fs_clean is {fs.clean}; Linux would mount it read-only')
 	if fs.size * fs.fsize > len(buf):
 		raise UserError(f'{spec.name}: fs_size {fs.size} fragments does not fit the image')
+	normalize(buf)
 	# What a correct kernel does with a good image: mount it (see LINUX_SBLOCK).
 	expect = 'ok'
 	label = make_label(spec.name, spec.type, spec.endian, spec.bsize, spec.fsize,
@@ -771,11 +801,7 @@ def _generate(specs: List[Spec], out: Path, makefs: str, log: Callable[[str], No
 			shutil.rmtree(tree)
 			buf = bytearray(path.read_bytes())
 			label = _finish(spec, buf, files, dirs)
-			if spec.role == 'rw':           # mostly free space: keep it a hole
-				_sparse_write(path, buf)
-			else:
-				with open(path, 'r+b') as fh:
-					fh.write(buf[:LABEL_SIZE])
+			_sparse_write(path, buf)        # free space stays a hole
 			if spec.name in sources:
 				made[spec.name] = buf
 		path.chmod(0o444)
@@ -887,103 +913,3 @@ def prune(cache: Path, keep: Path) -> List[Path]:
 			shutil.rmtree(p)
 			gone.append(p)
 	return gone
-
-
-# ------------------------------------------------------- the guest and QEMU
-
-
-def _qemu_value(s: str) -> str:
-	return s.replace(',', ',,')        # QEMU option values escape commas by doubling
-
-
-def qemu_args(arch: str, images: Sequence[Image]) -> List[str]:
-	"""kunit.py --qemu_args strings attaching each image as a virtio disk.
-
-	snapshot=on: the guest may write, the writes go to a temporary overlay
-	and the file in the cache never changes.  serial= is the image name."""
-	dev = DEVICE.get(arch)
-	if dev is None:
-		raise UserError(f'no virtio disks for arch {arch}; the UFS fixtures need one of '
-				f'{", ".join(DEVICE)}')
-	out = []
-	for i, img in enumerate(images):
-		drive = (f'file={_qemu_value(str(img.path))},if=none,id=ufs{i},format=raw,'
-			 'snapshot=on')
-		out.append('-drive ' + shlex.quote(drive))
-		out.append('-device ' + shlex.quote(f'{dev},drive=ufs{i},serial={img.name}'))
-	return out
-
-
-def kconfig(arch: str) -> List[str]:
-	"""The CONFIG_ lines the guest needs to see the disks (not the UFS driver:
-	CONFIG_UFS_FS and CONFIG_UFS_FS_WRITE belong to the suite's own config).
-
-	From Linux 6.12: VIRTIO_BLK is in drivers/block/Kconfig inside `if BLK_DEV`
-	(which depends on BLOCK) and depends on VIRTIO, which the transports
-	select; VIRTIO_PCI depends on PCI, VIRTIO_MMIO on HAS_IOMEM && HAS_DMA;
-	both are in the VIRTIO_MENU menu."""
-	lines = ['CONFIG_BLOCK=y', 'CONFIG_BLK_DEV=y', 'CONFIG_VIRTIO_MENU=y', 'CONFIG_VIRTIO_BLK=y']
-	if arch in ('x86_64', 'i386'):
-		return lines + ['CONFIG_PCI=y', 'CONFIG_VIRTIO_PCI=y']
-	if arch in ('arm', 'arm64'):
-		return lines + ['CONFIG_VIRTIO_MMIO=y']
-	raise UserError(f'no virtio disks for arch {arch}; the UFS fixtures need one of '
-			f'{", ".join(DEVICE)}')
-
-
-# ------------------------------------------------------------------ the verb
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-	p.add_argument('--list', action='store_true', help='also print every label')
-	p.add_argument('--rebuild', action='store_true',
-		       help='make the images again even if the set exists')
-	p.add_argument('--verify', action='store_true',
-		       help='read every good and rw image back with the reader and compare')
-	p.add_argument('--prune', action='store_true',
-		       help='remove the image sets of other recipes from the cache')
-	p.add_argument('--recipe', default=str(RECIPE), help=f'the recipe (default: {RECIPE})')
-
-
-def cmd(args: argparse.Namespace) -> int:
-	cache = paths.cache_dir(getattr(args, 'cache_dir', None))
-	images = build(cache, Path(args.recipe), rebuild=args.rebuild,
-		       allow_install=not getattr(args, 'no_install', True), log=print)
-	where = images[0].path.parent if images else set_dir(cache, Path(args.recipe))
-	print(where)
-	for img in images:
-		print(f'  {img.name:<20} {img.size:>10}  expect {img.expect}'
-		      + (f'  corrupt {img.corrupt}' if img.corrupt else ''))
-	rc = 0
-	if args.verify:
-		for img in images:
-			if img.corrupt:
-				continue
-			problems = verify(img.path.read_bytes())
-			print(f'verify {img.name}: '
-			      + (f'{len(problems)} problems' if problems else 'ok'))
-			for p in problems[:20]:
-				print(f'  {p}')
-			rc = rc or (1 if problems else 0)
-	if args.list:
-		for img in images:
-			print(f'\n== {img.name} ({img.path.name})')
-			sys.stdout.write(img.label)
-	if args.prune:
-		for p in prune(cache, where):
-			print(f'Removed {p}')
-	return rc
-
-
-def main(argv: Optional[List[str]] = None) -> int:
-	"""`kunit.py fixtures [--list] [--rebuild] ...` on its own."""
-	p = argparse.ArgumentParser(prog='kunit.py fixtures', description=__doc__.split('\n')[0])
-	p.add_argument('--cache-dir', default=None)
-	p.add_argument('--no-install', action='store_true')
-	add_arguments(p)
-	args = p.parse_args(argv)
-	try:
-		return cmd(args)
-	except UserError as e:
-		print(f'kunit.py fixtures: error: {e}', file=sys.stderr)
-		return e.exit_code

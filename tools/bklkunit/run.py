@@ -41,9 +41,8 @@ DEFAULT_SMP = 2
 
 
 def qemu_extra(arch: str, args: argparse.Namespace) -> List[str]:
-	"""The --qemu_args of a boot besides the profile's: vCPUs, the fixture
-	disks, then the user's own.  None for UML: it boots no QEMU (and has no
-	virtio disks: the image cases skip there)."""
+	"""The --qemu_args of a boot besides the profile's: vCPUs, then the
+	user's own.  None for UML: it boots no QEMU."""
 	if arch == 'um':
 		return []
 	out: List[str] = []
@@ -53,10 +52,6 @@ def qemu_extra(arch: str, args: argparse.Namespace) -> List[str]:
 	smp = getattr(args, 'smp', DEFAULT_SMP)
 	if smp and smp > 1 and not has_smp:
 		out.append(f'-smp {smp}')
-	images = getattr(args, 'fixture_images', None)
-	if images:
-		from . import fixtures
-		out += fixtures.qemu_args(arch, images)
 	return out + list(getattr(args, 'qemu_args', []) or [])
 
 
@@ -102,20 +97,6 @@ def guest_timeout(args: argparse.Namespace) -> int:
 		return t
 	prof = profiles.PROFILES.get(getattr(args, 'profile', profiles.DEFAULT))
 	return (prof.timeout if prof else 0) or DEFAULT_TIMEOUT
-
-
-def attach_fixtures(args: argparse.Namespace, cache: Path, info: Dict[str, str]) -> None:
-	"""Make (or find) the UFS fixture images for qemu_extra(), unless
-	--no-fixtures; say where they are in the run's summary facts."""
-	args.fixture_images = []
-	if getattr(args, 'no_fixtures', False):
-		return
-	from . import fixtures
-	args.fixture_images = fixtures.build(cache)
-	if args.fixture_images:
-		where = args.fixture_images[0].path.parent
-		print(f'Fixtures: {len(args.fixture_images)} UFS images in {where}')
-		info['fixtures'] = str(where)
 
 
 def add_arguments(p: argparse.ArgumentParser, one_tree: bool = True) -> None:
@@ -180,9 +161,9 @@ def add_arguments(p: argparse.ArgumentParser, one_tree: bool = True) -> None:
 		p.add_argument('--baseline-dir', default=None,
 			       help='with --compare: where the baselines are (default: '
 				    'kunit/baselines)')
-	p.add_argument('--no-fixtures', action='store_true',
-		       help='do not generate and attach the UFS fixture disks (the ufs_* image '
-			    'cases then skip, saying why)')
+	# The UFS images are carried in the kernel now; accepted so that older
+	# command lines keep working, and has no effect.
+	p.add_argument('--no-fixtures', action='store_true', help=argparse.SUPPRESS)
 	p.add_argument('--smp', type=int, default=DEFAULT_SMP, metavar='N',
 		       help=f'vCPUs of every guest (default {DEFAULT_SMP}: the race and stress '
 			    'cases need a second CPU to race on)')
@@ -540,9 +521,6 @@ def main(args: argparse.Namespace) -> int:
 	t1 = time.time()
 	ktree, key, info = resolve_tree(args, cache)
 	timings['tree'] = time.time() - t1
-	t1 = time.time()
-	attach_fixtures(args, cache, info)
-	timings['fixtures'] = time.time() - t1
 	rdir = results_dir(args, cache)
 	if prof.name != profiles.DEFAULT:
 		print(f'Profile {prof.name}: {prof.what}')

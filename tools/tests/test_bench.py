@@ -368,7 +368,7 @@ def test_plain_and_ours_parts():
 	assert bench.plain_parts(9.5, out) == {'config': 1.0, 'build': 6.0, 'exec': 2.0,
 					       'tool': 0.5}
 	assert bench.plain_parts(9.5, 'no closing line\n') == {}
-	summary = {'timings': {'deps': 0.1, 'tree': 0.2, 'fixtures': 0.3, 'divergence': 0.0,
+	summary = {'timings': {'deps': 0.4, 'tree': 0.2, 'divergence': 0.0,
 			       'reports': 0.4, 'total': 9.0},
 		   'arches': [{'build_seconds': 6.0, 'run_seconds': 2.0, 'judge_seconds': 0.5}]}
 	p = bench.ours_parts(10.0, summary)
@@ -393,7 +393,7 @@ def test_json_output(b):
 	assert bench.main(b.args()) == 0
 	doc = b.json()
 	for key in ('date', 'host', 'head', 'source', 'profile', 'arches', 'ccache', 'limit_pct',
-		    'fixtures_seconds', 'source_tree_seconds', 'commands', 'rows', 'goals', 'edits'):
+		    'source_tree_seconds', 'commands', 'rows', 'goals', 'edits'):
 		assert key in doc, key
 	assert doc['head'] == b.head and doc['source'] == str(b.lay.src)
 	assert doc['host']['cpus'] == os.cpu_count()

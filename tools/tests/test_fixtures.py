@@ -6,17 +6,14 @@ temporary cache and read back with the module's own UFS reader, which follows
 the on-disk pointers independently of Linux."""
 
 import json
-import os
 import re
-import shlex
 import shutil
 import struct
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from bklkunit import cli, deps, fixtures, paths
+from bklkunit import carried, cli, deps, fixturecmd, fixtures, paths
 from bklkunit.errors import UserError
 
 SPECS, _ = fixtures.load_recipe(fixtures.RECIPE)
@@ -484,98 +481,114 @@ def test_missing_makefs(tmp_path, monkeypatch, binary, version):
 	assert not (tmp_path / 'cache' / 'fixtures').exists()
 
 
-def test_makefs_is_needed_to_run():
-	assert 'makefs' in deps.for_arches(['x86_64'])
-	assert 'makefs' in deps.for_arches(['arm64'])
+def test_makefs_is_needed_to_test_not_to_run():
+	"""The kernel carries the images: runs need no makefs, pytest does."""
+	assert 'makefs' not in deps.for_arches(['x86_64', 'arm64'])
+	assert 'makefs' in deps.TEST_PACKAGES
 
 
-# ------------------------------------------------------------- QEMU and Kconfig
+# ------------------------------------------------- the form the kernel carries
 
 
-def _images(where: str):
-	return [fixtures.Image('ufs1-le-4096', Path(where) / 'ufs1-le-4096.img', '', 'ok', '', 1),
-		fixtures.Image('bad-magic', Path(where) / 'bad-magic.img', '', 'mount-fails',
-			       'magic', 1)]
+@needs_makefs
+def test_makefs_output_is_reproducible(image_set, tmp_path):
+	"""Two builds give the same bytes: normalize() fixes what makefs leaves
+	random (superblock pointers, di_gen, UFS2 inode times)."""
+	again = {img.name: img.path.read_bytes() for img in fixtures.build(tmp_path / 'c')}
+	try:
+		assert sorted(again) == sorted(image_set)
+		for name, (_, buf) in image_set.items():
+			assert again[name] == buf, name
+	finally:
+		shutil.rmtree(tmp_path / 'c')
 
 
-@pytest.mark.parametrize('arch, device', [('x86_64', 'virtio-blk-pci'),
-					  ('i386', 'virtio-blk-pci'),
-					  ('arm', 'virtio-blk-device'),
-					  ('arm64', 'virtio-blk-device')])
-def test_qemu_args(arch, device):
-	args = fixtures.qemu_args(arch, _images('/c/fixtures/0123'))
-	assert args == [
-		'-drive file=/c/fixtures/0123/ufs1-le-4096.img,if=none,id=ufs0,format=raw,snapshot=on',
-		f'-device {device},drive=ufs0,serial=ufs1-le-4096',
-		'-drive file=/c/fixtures/0123/bad-magic.img,if=none,id=ufs1,format=raw,snapshot=on',
-		f'-device {device},drive=ufs1,serial=bad-magic',
-	]
-	assert [shlex.split(a) for a in args][:2] == [
-		['-drive', 'file=/c/fixtures/0123/ufs1-le-4096.img,if=none,id=ufs0,format=raw,'
-		 'snapshot=on'], ['-device', f'{device},drive=ufs0,serial=ufs1-le-4096']]
-
-
-def test_qemu_args_quote_odd_paths():
-	args = fixtures.qemu_args('arm64', _images('/my cache/a,b'))
-	assert shlex.split(args[0]) == [
-		'-drive', 'file=/my cache/a,,b/ufs1-le-4096.img,if=none,id=ufs0,format=raw,snapshot=on']
-	with pytest.raises(UserError, match='no virtio disks for arch um'):
-		fixtures.qemu_args('um', _images('/c'))
-
-
-QEMU = {'x86_64': ('qemu-system-x86_64', []), 'i386': ('qemu-system-i386', []),
-	'arm': ('qemu-system-arm', ['-machine', 'virt']),
-	'arm64': ('qemu-system-aarch64', ['-machine', 'virt'])}
-
-
-@pytest.mark.parametrize('arch', list(QEMU))
-def test_qemu_accepts_the_disks(image_set, arch, tmp_path):
-	"""QEMU takes every disk (stopped with -S before any code runs; no kernel)."""
-	binary, machine = QEMU[arch]
-	if shutil.which(binary) is None:
-		pytest.skip(f'{binary} is not installed')
+def test_carried_round_trip(image_set):
+	"""derive -> C text -> parse -> expand gives every image back byte for byte,
+	and the C text is small: formula sectors are not stored."""
 	images = [img for img, _ in image_set.values()]
-	cmd = [binary, '-nodefaults', '-S', '-display', 'none', '-monitor', 'stdio'] + machine
-	for a in fixtures.qemu_args(arch, images):
-		cmd += shlex.split(a)
-	proc = subprocess.run(cmd, input='info block\nquit\n', capture_output=True, text=True,
-			      timeout=60, env=dict(os.environ, TMPDIR=str(tmp_path)))
-	assert proc.returncode == 0, proc.stderr
-	# each disk is a temporary overlay over the image, which is only its backing file
-	for i, img in enumerate(images):
-		assert re.search(rf'^ufs{i} \(#block\d+\): json:.*"driver": "qcow2"', proc.stdout, re.M)
-		assert f'Backing file:     {img.path} (chain depth: 1)' in proc.stdout
-	assert len(images) == 18
+	text = carried.emit_c(carried.derive_set(images), '20190105-3')
+	back = {c.name: c for c in carried.parse_c(text)}
+	assert list(back) == [img.name for img in images]
+	for name, (_, buf) in image_set.items():
+		assert carried.expand(back[name], back) == buf, name
+	assert len(text) < 400_000
+	# a corrupted copy is its differences from the image it was made from
+	assert back['bad-magic'].base == 'ufs1-le-4096'
+	assert len(back['bad-magic'].data) <= 2 * carried.SECTOR
+	assert back['bad-truncated'].size == len(image_set['bad-truncated'][1])
 
 
-def test_kconfig():
-	common = ['CONFIG_BLOCK=y', 'CONFIG_BLK_DEV=y', 'CONFIG_VIRTIO_MENU=y', 'CONFIG_VIRTIO_BLK=y']
-	assert fixtures.kconfig('x86_64') == common + ['CONFIG_PCI=y', 'CONFIG_VIRTIO_PCI=y']
-	assert fixtures.kconfig('i386') == fixtures.kconfig('x86_64')
-	assert fixtures.kconfig('arm') == common + ['CONFIG_VIRTIO_MMIO=y']
-	assert fixtures.kconfig('arm64') == fixtures.kconfig('arm')
-	with pytest.raises(UserError):
-		fixtures.kconfig('um')
+def test_carried_runs(image_set):
+	"""File runs are the formula with zeros past the end; nothing else is."""
+	_, buf = image_set['ufs1-le-4096']
+	c = carried.derive('ufs1-le-4096', buf)
+	files = {r.file for r in c.runs if r.file}
+	assert files == {'frags', 'direct', 'single', 'double'} | {f'tail{k}' for k in range(1, 8)}
+	prev_end = 0
+	for r in c.runs:
+		assert r.sector >= prev_end and r.count > 0
+		prev_end = r.sector + r.count
+	assert carried.file_sector('frags', 2, 1529) == \
+		fixtures.content('frags', 1024, 505) + bytes(7)
 
 
-def test_kconfig_symbols_exist_in_the_tree(kernel_tree):
-	text = {f: (kernel_tree / f).read_text() for f in
-		('block/Kconfig', 'drivers/block/Kconfig', 'drivers/virtio/Kconfig',
-		 'drivers/pci/Kconfig')}
-	every = '\n'.join(text.values())
-	for arch in paths.QEMU_ARCHES:
-		for line in fixtures.kconfig(arch):
-			sym = line[len('CONFIG_'):-len('=y')]
-			assert f'config {sym}\n' in every, sym
-	virtio = text['drivers/virtio/Kconfig']
-	assert 'config VIRTIO_PCI\n\ttristate "PCI driver for virtio devices"\n\tdepends on PCI\n' \
-		in virtio
-	assert 'config VIRTIO_MMIO\n\ttristate "Platform bus driver for memory mapped virtio ' \
-		'devices"\n\tdepends on HAS_IOMEM && HAS_DMA\n' in virtio
-	block = text['drivers/block/Kconfig']
-	assert 'config VIRTIO_BLK\n\ttristate "Virtio block driver"\n\tdepends on VIRTIO\n' in block
-	assert block.index('if BLK_DEV\n') < block.index('config VIRTIO_BLK\n') \
-		< block.index('endif # BLK_DEV')
+def test_parse_c_is_strict():
+	c = carried.Carried('x', 4096, '', [carried.Run(0, 1, '', 0, 0),
+					     carried.Run(2, 2, 'f', 0, 700)], b'\1' * 512)
+	text = carried.emit_c([c], 'v')
+	assert carried.expand(carried.parse_c(text)[0], {}) == \
+		b'\1' * 512 + bytes(512) + carried.file_sector('f', 0, 700) + \
+		carried.file_sector('f', 1, 700) + bytes(2048)
+	with pytest.raises(ValueError, match='not a run'):
+		carried.parse_c(text.replace('{ 2, 2, "f", 0, 700 }', '{ 2, 2, f, 0, 700 }'))
+	with pytest.raises(ValueError, match='not xz bytes'):
+		carried.parse_c(text.replace('0x', '0y', 1))
+	with pytest.raises(ValueError, match='the table says 2 sectors'):
+		carried.parse_c(text.replace('.data_sectors = 1,', '.data_sectors = 2,'))
+
+
+def _series_file(path: str) -> str:
+	"""The content of a new file the series adds (exactly one patch may touch it)."""
+	texts = []
+	for patch in sorted(paths.PATCH_DIR.glob('*.patch')):
+		lines = patch.read_text().splitlines()
+		for i, line in enumerate(lines):
+			if line == f'+++ b/{path}':
+				assert lines[i - 1] == '--- /dev/null', f'{patch.name} changes {path}'
+				m = re.match(r'^@@ -0,0 \+1,(\d+) @@', lines[i + 1])
+				assert m, lines[i + 1]
+				body = lines[i + 2:i + 2 + int(m.group(1))]
+				assert all(x.startswith('+') for x in body)
+				texts.append('\n'.join(x[1:] for x in body) + '\n')
+	assert len(texts) == 1, f'{len(texts)} patches touch {path}'
+	return texts[0]
+
+
+def test_the_series_carries_exactly_these_images(image_set, tmp_path):
+	"""fs/ufs/tests/fixture_images.c, as the series adds it, turns back into
+	the images makefs makes now, every one byte for byte (regenerate it with
+	`kunit.py fixtures --emit-c tree` after a recipe change)."""
+	c_file = tmp_path / 'fixture_images.c'
+	c_file.write_text(_series_file(carried.C_PATH))
+	images = [img for img, _ in image_set.values()]
+	assert carried.check(c_file, images) == []
+
+
+def test_check_names_what_differs(image_set, tmp_path):
+	images = [img for img, _ in image_set.values()]
+	c_list = carried.derive_set(images)
+	c_list[0].data = bytes(len(c_list[0].data))         # every data sector zeroed
+	c_file = tmp_path / 'f.c'
+	c_file.write_text(carried.emit_c(c_list[:-1], 'v'))  # and the last image left out
+	problems = carried.check(c_file, images)
+	assert problems[0] == f'{images[0].name}: differs first at byte 0 (sector 0)'
+	assert problems[-1] == f'{images[-1].name}: not carried'
+	assert len(problems) == 2
+	c_file.write_text(carried.emit_c(c_list, 'v').replace(' },\n', ' }\n', 1))
+	assert carried.check(c_file, images)[0].startswith('not a carried image set: line ')
+	assert carried.check(tmp_path / 'none.c', images) == \
+		['cannot read it: No such file or directory']
 
 
 def test_linux_superblock_offsets_match_the_tree(kernel_tree):
@@ -597,16 +610,23 @@ def test_linux_superblock_offsets_match_the_tree(kernel_tree):
 @needs_makefs
 def test_the_verb(tmp_path, capsys):
 	recipe = small_recipe(tmp_path, corrupt=[{'kind': 'cg-magic', 'from': 'ufs1-le-4096'}])
-	rc = fixtures.main(['--cache-dir', str(tmp_path / 'c'), '--recipe', str(recipe),
-			    '--list', '--verify'])
+	rc = fixturecmd.main(['--cache-dir', str(tmp_path / 'c'), '--recipe', str(recipe),
+			      '--list', '--verify', '--emit-c', str(tmp_path / 'f.c'),
+			      '--check-c', str(tmp_path / 'f.c')])
 	out = capsys.readouterr().out
 	assert rc == 0
 	assert 'ufs1-le-4096' in out and 'bad-cg-magic' in out and 'expect rw-mount-fails' in out
 	assert 'verify ufs1-le-4096: ok' in out
 	assert 'BKLUFS-FIXTURE 1\nimage bad-cg-magic\n' in out and 'corrupt cg-magic\n' in out
 	assert str(tmp_path / 'c' / 'fixtures') in out
+	assert f'Wrote {tmp_path / "f.c"}: ' in out
+	assert 'turns back into all 2 images byte for byte' in out
+	(tmp_path / 'f.c').write_text((tmp_path / 'f.c').read_text().replace('0x', '0X', 1))
+	rc = fixturecmd.main(['--cache-dir', str(tmp_path / 'c'), '--recipe', str(recipe),
+			      '--check-c', str(tmp_path / 'f.c')])
+	assert rc == 1 and 'differs from the images' in capsys.readouterr().out
 	args = cli.build_parser().parse_args(['fixtures', '--rebuild', '--no-install'])
-	assert args.func is fixtures.cmd and args.rebuild and args.no_install
+	assert args.func is fixturecmd.cmd and args.rebuild and args.no_install
 
 
 def test_verify_catches_a_changed_byte(image_set):

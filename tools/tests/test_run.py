@@ -73,9 +73,8 @@ class Fake:
 			['run', '--cache-dir', str(self.cache), '--results-dir', str(self.results),
 			 '--no-install', '--jobs', '3'] + list(argv))
 
-	def run_arch(self, arch, *argv, fixture_images=None):
+	def run_arch(self, arch, *argv):
 		args = self.args('--arch', arch, *argv)
-		args.fixture_images = fixture_images or []
 		out = self.results / arch
 		bdir = self.cache / 'build' / 'debian' / arch
 		bdir.parent.mkdir(parents=True, exist_ok=True)     # as run.main does
@@ -103,7 +102,7 @@ def fake(tmp_path, kernel_tree, monkeypatch):
 	f.repo = repo
 	# Decide ccache explicitly in each test.
 	monkeypatch.setattr(run.shutil, 'which', lambda name: None)
-	# No makefs images here (test_fixtures.py makes real ones): record the call.
+	# A run never makes fixture images (the kernel carries them): record any call.
 	from bklkunit import fixtures
 	f.fixture_builds = []
 	monkeypatch.setattr(fixtures, 'build',
@@ -552,7 +551,7 @@ def test_resolve_tree_needs_kunit_py(tmp_path):
 
 
 def _ns(**kw):
-	base = dict(profile='default', qemu_args=[], smp=run.DEFAULT_SMP, fixture_images=[])
+	base = dict(profile='default', qemu_args=[], smp=run.DEFAULT_SMP)
 	base.update(kw)
 	return argparse.Namespace(**base)
 
@@ -570,47 +569,38 @@ def test_smp_one_and_user_smp_win():
 	assert run.qemu_extra('x86_64', _ns(profile='kcsan')) == []
 
 
-def test_fixture_disks_are_attached_per_arch(tmp_path):
-	from bklkunit import fixtures
-	img = fixtures.Image('ufs1-le-4096', tmp_path / 'ufs1-le-4096.img', '', 'ok', '', 1)
-	x86 = run.qemu_extra('x86_64', _ns(fixture_images=[img]))
-	assert x86[0] == '-smp 2'
-	assert x86[1] == f'-drive file={tmp_path}/ufs1-le-4096.img,if=none,id=ufs0,format=raw,snapshot=on'
-	assert x86[2] == '-device virtio-blk-pci,drive=ufs0,serial=ufs1-le-4096'
-	arm = run.qemu_extra('arm64', _ns(fixture_images=[img], qemu_args=['-m 2048']))
-	assert arm[2] == '-device virtio-blk-device,drive=ufs0,serial=ufs1-le-4096'
-	assert arm[-1] == '-m 2048'
-	# UML boots no QEMU: no vCPUs to ask for, no virtio disks (the image cases skip).
-	assert run.qemu_extra('um', _ns(fixture_images=[img])) == []
-
-
-def test_run_arch_attaches_fixtures_and_smp(fake, tmp_path):
-	from bklkunit import fixtures
+def test_no_disks_are_attached(fake):
+	"""The UFS images are carried in the kernel: a guest gets vCPUs and the
+	user's arguments, no drives."""
+	x86 = run.qemu_extra('x86_64', _ns())
+	assert x86 == ['-smp 2']
+	assert run.qemu_extra('arm64', _ns(qemu_args=['-m 2048'])) == ['-smp 2', '-m 2048']
+	# UML boots no QEMU: no vCPUs to ask for.
+	assert run.qemu_extra('um', _ns()) == []
 	fake.scenario('x86_64', console='console_pass.log')
-	img = fixtures.Image('bad-magic', tmp_path / 'bad-magic.img', '', 'mount-fails', 'magic', 1)
-	r, _ = fake.run_arch('x86_64', fixture_images=[img])
+	r, _ = fake.run_arch('x86_64')
 	assert r.status == 'PASS', r.reason
 	[ex] = fake.calls('exec')
 	assert '--qemu_args=-smp 2' in ex['argv']
-	assert '--qemu_args=-device virtio-blk-pci,drive=ufs0,serial=bad-magic' in ex['argv']
+	assert not [a for a in ex['argv'] if '-drive' in a or 'virtio' in a]
 
 
-def test_main_builds_the_fixtures_unless_told_not_to(main_env):
+def test_main_makes_no_fixture_images(main_env):
 	f = main_env
 	f.scenario('x86_64', console='console_pass.log')
 	assert run.main(f.args('--arch', 'x86_64', '--no-ccache')) == 0
-	assert f.fixture_builds == [f.cache]
+	# --no-fixtures is still accepted, and changes nothing
 	f.scenario('x86_64', console='console_pass.log')
 	assert run.main(f.args('--arch', 'x86_64', '--no-ccache', '--no-fixtures')) == 0
-	assert f.fixture_builds == [f.cache]
+	assert f.fixture_builds == []
 
 
-def test_arch_fragments_carry_the_virtio_disk_options():
-	from bklkunit import fixtures
+def test_arch_fragments_need_no_disk_drivers():
+	"""No PCI, virtio or block-driver options: the suites bring their disks."""
 	for arch in paths.QEMU_ARCHES:
-		lines = (paths.KUNIT_DIR / 'arch' / f'{arch}.config').read_text().splitlines()
-		missing = [k for k in fixtures.kconfig(arch) if k not in lines]
-		assert not missing, f'{arch}: {missing}'
+		text = (paths.KUNIT_DIR / 'arch' / f'{arch}.config').read_text()
+		for sym in ('CONFIG_PCI', 'CONFIG_VIRTIO', 'CONFIG_BLK_DEV'):
+			assert sym not in text, f'{arch}: {sym}'
 
 
 # ------------------------------------------- --build-dir, --ccache-dir, timings
@@ -635,11 +625,11 @@ def test_main_records_where_its_time_went(main_env):
 	assert run.main(f.args('--arch', 'x86_64')) == 0
 	s = summary(f)
 	t = s['timings']
-	assert set(t) == {'deps', 'tree', 'fixtures', 'divergence', 'reports', 'total'}
+	assert set(t) == {'deps', 'tree', 'divergence', 'reports', 'total'}
 	assert all(v >= 0 for v in t.values())
 	a = s['arches'][0]
 	assert a['judge_seconds'] > 0 and a['build_skipped'] is False
-	assert t['total'] >= t['deps'] + t['tree'] + t['fixtures'] + t['reports'] + \
+	assert t['total'] >= t['deps'] + t['tree'] + t['reports'] + \
 		a['build_seconds'] + a['run_seconds'] + a['judge_seconds'] - 0.01
 
 
