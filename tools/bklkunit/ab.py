@@ -542,6 +542,8 @@ def main(args: argparse.Namespace) -> int:
 	except ValueError as e:
 		raise UserError(str(e))
 	cache = paths.cache_dir(args.cache_dir)
+	run.check_arguments(args, cache, arches, profiles.get(getattr(args, 'profile',
+								      profiles.DEFAULT)))
 	with paths.locked(cache / 'pristine' / 'ab.lock', 'the pristine tree of kunit.py ab'):
 		return _main(args, arches, cache)
 
@@ -559,7 +561,7 @@ def _main(args: argparse.Namespace, arches: List[str], cache: Path) -> int:
 		print(f'  not on A: {x["subject"]} ({x["why"]})')
 	defined = defined_symbols(b_tree, commit)
 	run.attach_fixtures(args, cache, info)
-	rdir = run.results_dir(args, cache)
+	rdir = run.results_dir(args, cache, point_latest=False)
 	if prof.name != profiles.DEFAULT:
 		print(f'Profile {prof.name}: {prof.what}')
 	on_a = ('none (pristine)' if mode == 'pristine' else
@@ -634,6 +636,8 @@ def _main(args: argparse.Namespace, arches: List[str], cache: Path) -> int:
 	       'problems': problems,
 	       'exit': rc}
 	(rdir / 'ab.json').write_text(json.dumps(doc, indent=1) + '\n')
+	if not args.results_dir:
+		run.set_latest(cache, rdir)
 	print(f'\nResults: {rdir} (ab.json; a/ and b/ are results directories of their own)')
 	if bad:
 		print('ab: ' + '; '.join(bad))

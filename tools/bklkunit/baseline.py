@@ -107,10 +107,7 @@ def case_map(suites: Iterable[report.Suite], flaky: Iterable[str] = ()) -> Dict[
 	return out
 
 
-def continuation_consoles(adir: Path, verdict: Dict[str, Any]) -> List[Path]:
-	"""The consoles of the boots that ran what a crash cut off, in order."""
-	return [adir / str(b['console']) for b in verdict.get('boots', []) or []
-		if b.get('purpose') == 'continue' and b.get('console')]
+continuation_consoles = report.continuation_consoles
 
 
 def read_lines(p: Path) -> List[str]:
@@ -172,15 +169,14 @@ def load_results(rdir: Path, kernel_tree: Path, probe: bool = True,
 			continue      # not run: the profile does not exist on that arch
 		entry = entries.get(r.arch, {})
 		adir = rdir / r.arch
-		try:
-			verdict = json.loads((adir / 'verdict.json').read_text())
-		except (OSError, ValueError):
-			verdict = dict(entry)
+		verdict = report.load_verdict(adir, entry)
 		later = []
 		for console in continuation_consoles(adir, verdict):
 			later.append(report.parse_console(kernel_tree, read_lines(console)))
 		suites = merge_boots(r.suites, later)
-		cases = case_map(suites, verdict.get('flaky') or entry.get('flaky') or ())
+		flaky = next((f for f in (verdict.get('flaky'), entry.get('flaky'))
+			      if isinstance(f, list) and f), [])
+		cases = case_map(suites, [str(x) for x in flaky])
 		config = str(verdict.get('config_hash') or entry.get('config_hash') or '')
 		if 'config_hash' not in verdict and 'config_hash' not in entry and cache and r.built:
 			config = build_config_hash(cache, summary, r.arch, rdir)
@@ -213,11 +209,28 @@ def load_baseline(bdir: Path, arch: str) -> Optional[Dict[str, Any]]:
 		return None
 	try:
 		doc = json.loads(p.read_text())
-	except ValueError as e:
+	except OSError as e:
+		raise UserError(f'{p}: cannot read it ({e.strerror})')
+	except ValueError as e:       # UnicodeDecodeError too
 		raise UserError(f'{p}: not JSON ({e})')
-	if not isinstance(doc, dict) or not isinstance(doc.get('cases'), dict):
-		raise UserError(f'{p}: not a baseline (no "cases")')
+	problem = baseline_problem(doc, arch)
+	if problem:
+		raise UserError(f'{p}: not a baseline ({problem})')
 	return doc
+
+
+def baseline_problem(doc: Any, arch: str) -> str:
+	"""What makes a loaded baseline unusable, or ''."""
+	if not isinstance(doc, dict) or not isinstance(doc.get('cases'), dict):
+		return 'no "cases"'
+	bad = [k for k, v in doc['cases'].items() if not isinstance(v, str)]
+	if bad:
+		return f'case {bad[0]} has no status text'
+	if not isinstance(doc.get('environment', {}) or {}, dict):
+		return '"environment" is not an object'
+	if doc.get('arch') is not None and doc['arch'] != arch:
+		return f'it is the baseline of {doc["arch"]!r}, not of {arch}'
+	return ''
 
 
 def write_baselines(rdir: Path, kernel_tree: Path, bdir: Path,
@@ -479,6 +492,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 			raise UserError(str(e))
 	bdir = (Path(args.baseline_dir).resolve() if args.baseline_dir
 		else default_dir(str(summary.get('profile') or 'default')))
+	paths.usable_dir(bdir, 'baseline directory')
 	written, skipped = write_baselines(rdir, ktree, bdir, arches,
 					   cache=paths.cache_dir(args.cache_dir))
 	for p in written:
@@ -495,7 +509,17 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 	return 0
 
 
+def check_baseline_dir(named: Optional[str]) -> None:
+	"""A --baseline-dir given to compare must be a directory that exists:
+	a mistyped one would otherwise read as "no baseline", exit 0."""
+	if named and not Path(named).is_dir():
+		raise UserError(f'--baseline-dir {named}: '
+				+ ('not a directory' if Path(named).exists() else 'no such directory')
+				+ ' (record baselines with `./tools/kunit.py baseline`)')
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
+	check_baseline_dir(args.baseline_dir)
 	rdir = _rdir(args)
 	summary = report.load_summary(rdir)
 	ktree = kernel_tree_for(summary, args.tree)

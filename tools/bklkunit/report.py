@@ -455,14 +455,88 @@ def _seconds(v: Any) -> Optional[float]:
 	return round(float(v), 3) if isinstance(v, (int, float)) and v > 0 else None
 
 
+# summary.json keys that are text when present, and per-arch counts.
+SUMMARY_TEXT = ('tree', 'kernel_version', 'debian_version', 'series', 'series_hash', 'head',
+		'filter_glob', 'profile', 'results_dir')
+ENTRY_COUNTS = ('passed', 'failed', 'skipped', 'crashed')
+ARCH_NAME = re.compile(r'[A-Za-z0-9_][A-Za-z0-9_.-]*')
+
+
 def load_summary(rdir: Path) -> Dict[str, Any]:
+	"""summary.json of a results directory, checked: an object with a list
+	of arches, each an object with an arch name and a status.  Anything else
+	is a UserError naming the file (never an AttributeError later)."""
 	f = Path(rdir) / 'summary.json'
 	try:
-		return json.loads(f.read_text())
-	except OSError:
+		text = f.read_text()
+	except FileNotFoundError:
 		raise UserError(f'{f} not found: is {rdir} a results directory of `kunit.py run`?')
+	except OSError as e:
+		raise UserError(f'{f}: cannot read it ({e.strerror})')
+	except UnicodeError:
+		raise UserError(f'{f}: not JSON (not even text)')
+	try:
+		summary = json.loads(text)
 	except ValueError as e:
 		raise UserError(f'{f}: not JSON ({e})')
+	problem = summary_problem(summary)
+	if problem:
+		raise UserError(f'{f}: not a summary of `kunit.py run`: {problem}')
+	return summary
+
+
+def summary_problem(summary: Any) -> str:
+	"""What makes a loaded summary.json unusable, or ''."""
+	if not isinstance(summary, dict):
+		return f'a JSON {type(summary).__name__}, not an object'
+	for k in SUMMARY_TEXT:
+		if summary.get(k) is not None and not isinstance(summary[k], str):
+			return f'"{k}" is not text'
+	arches = summary.get('arches')
+	if not isinstance(arches, list):
+		return '"arches" is missing or not a list'
+	if not arches:
+		return 'it lists no arch (the run ended before any arch ran?)'
+	seen = set()
+	for n, e in enumerate(arches, 1):
+		if not isinstance(e, dict):
+			return f'arch entry {n} is not an object'
+		arch = e.get('arch')
+		if not isinstance(arch, str) or not ARCH_NAME.fullmatch(arch):
+			return f'arch entry {n} has no usable "arch" name ({arch!r})'
+		if arch in seen:
+			return f'arch {arch} is listed twice'
+		seen.add(arch)
+		if not isinstance(e.get('status'), str) or not e['status']:
+			return f'arch {arch} has no "status"'
+		if e.get('reason') is not None and not isinstance(e['reason'], str):
+			return f'arch {arch}: "reason" is not text'
+		for k in ENTRY_COUNTS:
+			v = e.get(k, 0)
+			if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+				return f'arch {arch}: "{k}" is not a count ({v!r})'
+		if not isinstance(e.get('flaky', []) or [], list):
+			return f'arch {arch}: "flaky" is not a list'
+	return ''
+
+
+def continuation_consoles(adir: Path, verdict: Dict[str, Any]) -> List[Path]:
+	"""The consoles of the boots that ran what a crash cut off, in order."""
+	boots = verdict.get('boots', []) or []
+	return [Path(adir) / b['console'] for b in (boots if isinstance(boots, list) else [])
+		if isinstance(b, dict) and b.get('purpose') == 'continue'
+		and isinstance(b.get('console'), str) and b['console']
+		and '/' not in b['console'] and b['console'] not in ('.', '..')]
+
+
+def load_verdict(adir: Path, entry: Dict[str, Any]) -> Dict[str, Any]:
+	"""<arch>/verdict.json, or the arch's summary entry when it is missing
+	or not an object."""
+	try:
+		verdict = json.loads((Path(adir) / 'verdict.json').read_text())
+	except (OSError, ValueError):
+		verdict = None
+	return verdict if isinstance(verdict, dict) else dict(entry)
 
 
 def load_run(rdir: Path, kernel_tree: Path, environment: Optional[Dict[str, Dict[str, str]]] = None,

@@ -130,8 +130,7 @@ class State:
 
 
 def debian_version() -> str:
-	proc = subprocess.run(['dpkg-query', '-W', '-f=${Version}', paths.SOURCE_PACKAGE],
-			      capture_output=True, text=True)
+	proc = deps.dpkg_query(['-W', '-f=${Version}', paths.SOURCE_PACKAGE])
 	if proc.returncode != 0 or not proc.stdout.strip():
 		return ''
 	return proc.stdout.strip()
