@@ -450,6 +450,9 @@ def compare_sides(rdir: Path, a_tree: Path, b_tree: Path, results: List[ArchAB],
 		cb = b_by.get(x.arch) or baseline.ArchCases(x.arch, x.b.status, False)
 		x.problems = [p for p in (side_problem('a', ca.status, bool(ca.cases)),
 					  side_problem('b', cb.status, bool(cb.cases))) if p]
+		# A side whose console does not bear its verdict out (report.py).
+		x.problems += [f'{side.upper()} ({SIDES[side]}) results damaged: {c.damaged}'
+			       for side, c in (('a', ca), ('b', cb)) if c.damaged]
 		x.rows = label_cases(ca, cb, filter_glob, listed_suites(rdir / 'a' / x.arch))
 
 

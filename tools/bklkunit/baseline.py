@@ -125,6 +125,7 @@ class ArchCases:
 	built: bool
 	cases: Dict[str, str] = field(default_factory=dict)
 	environment: Dict[str, str] = field(default_factory=dict)
+	damaged: str = ''     # why the console does not bear summary.json out (report.py)
 
 	@property
 	def complete(self) -> bool:
@@ -182,7 +183,7 @@ def load_results(rdir: Path, kernel_tree: Path, probe: bool = True,
 			config = build_config_hash(cache, summary, r.arch, rdir)
 		env = {'kernel': kernel, 'compiler': r.compiler, 'qemu': r.qemu,
 		       'config_hash': config, 'series_hash': str(summary.get('series_hash') or '')}
-		out.append(ArchCases(r.arch, r.status, r.built, cases, env))
+		out.append(ArchCases(r.arch, r.status, r.built, cases, env, r.disagreement))
 	return summary, out
 
 
@@ -245,6 +246,13 @@ def write_baselines(rdir: Path, kernel_tree: Path, bdir: Path,
 	for want in arches or []:
 		if want not in known:
 			skipped.append(f'{want}: not in this run ({", ".join(known) or "no arch"})')
+	damaged = [a for a in results if a.damaged and (not arches or a.arch in arches)]
+	if damaged:
+		# A baseline is what later runs are judged by: only from a run
+		# whose every console bears out its summary, and then all of it.
+		raise UserError('not recording baselines from damaged results in '
+				f'{rdir}: ' + '; '.join(f'{a.arch}: {a.damaged}' for a in damaged),
+				exit_code=1)
 	for a in results:
 		if arches and a.arch not in arches:
 			continue
@@ -278,6 +286,7 @@ class Comparison:
 	baseline: Path
 	has_baseline: bool = True
 	status: str = ''              # the arch's status in this run
+	damaged: str = ''             # the console does not bear summary.json out
 	env_diffs: List[Tuple[str, str, str]] = field(default_factory=list)   # label, then, now
 	env_unknown: List[str] = field(default_factory=list)
 	series: Tuple[str, str] = ('', '')
@@ -309,7 +318,7 @@ def compare_environment(then: Dict[str, str], now: Dict[str, str],
 
 def compare_arch(base: Dict[str, Any], now: ArchCases, bpath: Path,
 		 filter_glob: str = '') -> Comparison:
-	c = Comparison(now.arch, bpath, status=now.status)
+	c = Comparison(now.arch, bpath, status=now.status, damaged=now.damaged)
 	compare_environment(base.get('environment') or {}, now.environment, c)
 	old_cases: Dict[str, str] = {str(k): str(v) for k, v in base['cases'].items()}
 	for key in sorted(set(old_cases) | set(now.cases)):
@@ -384,10 +393,13 @@ def format_divergence(div: Dict[str, Any], limit: int = 0) -> List[str]:
 
 
 def format_comparison(c: Comparison) -> List[str]:
+	warn = ([f'  WARNING: {c.damaged}; judged {c.status} from the console: the cases '
+		 'it does not show are missing (regressions where the baseline passed)']
+		if c.damaged else [])
 	if not c.has_baseline:
 		return [f'{c.arch}: no baseline ({c.baseline} does not exist): nothing to compare, '
-			'not a regression; record one with `./tools/kunit.py baseline`']
-	lines = [f'{c.arch} ({c.status or "?"}): compared with {c.baseline}']
+			'not a regression; record one with `./tools/kunit.py baseline`'] + warn
+	lines = [f'{c.arch} ({c.status or "?"}): compared with {c.baseline}'] + warn
 	if c.env_diffs:
 		lines.append('  WARNING: comparison across environments: '
 			     + '; '.join(f'{label} differs (baseline {a!r}, now {b!r})'
@@ -438,7 +450,8 @@ def compare(rdir: Path, kernel_tree: Path, bdir: Path, probe: bool = True,
 		bpath = baseline_path(bdir, a.arch)
 		base = load_baseline(bdir, a.arch)
 		if base is None:
-			c = Comparison(a.arch, bpath, has_baseline=False, status=a.status)
+			c = Comparison(a.arch, bpath, has_baseline=False, status=a.status,
+				       damaged=a.damaged)
 		else:
 			c = compare_arch(base, a, bpath, str(summary.get('filter_glob') or ''))
 		comps.append(c)
@@ -447,12 +460,14 @@ def compare(rdir: Path, kernel_tree: Path, bdir: Path, probe: bool = True,
 	if show_divergence and (div['cases'] or (div['no_results'] and len(results) > 1)):
 		print('\nCross-arch divergence (this run):', file=out)
 		print('\n'.join(format_divergence(div)), file=out)
-	bad = [c for c in comps if c.regressions]
+	bad = [c for c in comps if c.regressions or c.damaged]
 	if bad:
 		print('\ncompare: ' + ', '.join(
 			f'{c.arch} {len(c.regressions)} regression(s)'
 			+ (' across environments (' + ', '.join(l for l, _, _ in c.env_diffs) + ' changed)'
-			   if c.env_diffs else '') for c in bad), file=out)
+			   if c.env_diffs else '')
+			+ (' (damaged results: the console does not bear summary.json out)'
+			   if c.damaged else '') for c in bad), file=out)
 	else:
 		print('\ncompare: no regressions', file=out)
 	return (1 if bad else 0), comps, div

@@ -78,10 +78,15 @@ def cmd_report(args: argparse.Namespace) -> int:
 		raise UserError(f'{ktree} has no tools/testing/kunit/kunit_parser.py to read the '
 				'consoles with; name a kernel tree with --tree')
 	paths.usable_dir(rdir, 'results directory')
-	written = report.write_reports(rdir, ktree, args.origin)
+	runs: List[report.ArchRun] = []
+	written = report.write_reports(rdir, ktree, args.origin, runs_out=runs)
 	for p in written.values():
 		print(p)
-	return 0
+	damaged = [r for r in runs if r.disagreement]
+	for r in damaged:
+		print(f'kunit.py report: {r.arch}: {r.disagreement}; reported as {r.status}',
+		      file=sys.stderr)
+	return 1 if damaged else 0
 
 
 def cmd_clean(args: argparse.Namespace) -> int:

@@ -134,6 +134,11 @@ class ArchRun:
 	run_seconds: Optional[float] = None
 	build_command: str = ''
 	build_tail: str = ''
+	# Set when the console does not bear out summary.json (damaged or
+	# missing logs): why, and the status summary.json gave.  status is then
+	# what the console shows (CRASH, or FAIL), never PASS.
+	disagreement: str = ''
+	recorded_status: str = ''
 
 	@property
 	def cases(self) -> List[Case]:
@@ -520,6 +525,11 @@ def summary_problem(summary: Any) -> str:
 	return ''
 
 
+# Arch statuses that say the guest ran to the end of its KTAP plan: the
+# console must show that complete plan, with at least the cases counted.
+RAN_TO_THE_END = ('PASS', 'FAIL', 'FLAKY', 'NO_TESTS')
+
+
 def continuation_consoles(adir: Path, verdict: Dict[str, Any]) -> List[Path]:
 	"""The consoles of the boots that ran what a crash cut off, in order."""
 	boots = verdict.get('boots', []) or []
@@ -527,6 +537,42 @@ def continuation_consoles(adir: Path, verdict: Dict[str, Any]) -> List[Path]:
 		if isinstance(b, dict) and b.get('purpose') == 'continue'
 		and isinstance(b.get('console'), str) and b['console']
 		and '/' not in b['console'] and b['console'] not in ('.', '..')]
+
+
+def judge_again(kernel_tree: Path, r: 'ArchRun', entry: Dict[str, Any], adir: Path,
+		console: Sequence[str], source: str) -> Optional[Tuple[str, str]]:
+	"""The arch judged from its console alone (ktap.judge, as `run` judged
+	it), against what summary.json says: (status, why) when they disagree,
+	None when the console bears the summary out.
+
+	A status of a run that went to its end (PASS, FAIL, FLAKY, NO_TESTS)
+	needs a complete KTAP plan on the console; every status needs at least
+	the case results summary.json counts (over the boots that continued
+	after a crash, too); PASS needs a console without a failed case.  A
+	disagreement is a CRASH (the console is incomplete: its missing cases
+	are crashes or regressions), or a FAIL for failed cases under a PASS."""
+	recorded = r.status
+	said = f'summary.json says {recorded}, but '
+	v = ktap.judge(kernel_tree, [l + '\n' for l in console], _read(Path(adir) / 'kunit.log'))
+	later = continuation_consoles(adir, load_verdict(adir, entry))
+	# (FLAKY after a crash: the crashed case passed again, later boots ran the rest.)
+	if (recorded in RAN_TO_THE_END and v.status in ('CRASH', 'TIMEOUT')
+	    and not (recorded == 'FLAKY' and later)):
+		return v.status, f'{said}{source}: {v.reason}'
+	got = v.passed + v.failed + v.skipped
+	for p in later:
+		w = ktap.judge(kernel_tree, [l + '\n' for l in _read(p).splitlines()])
+		got += w.passed + w.failed + w.skipped
+	want = sum(entry.get(k, 0) or 0 for k in ('passed', 'failed', 'skipped'))
+	if got < want:
+		where = source + (f' and {len(later)} later console(s) have' if later else ' has')
+		return ('CRASH' if recorded in RAN_TO_THE_END else recorded,
+			f'{said}{where} {got} case result(s), summary.json counts {want}')
+	if recorded == 'PASS' and v.status != 'PASS':
+		detail = f'{len(v.failures)} failed case(s)' if v.failures else v.reason or v.status
+		return ('FAIL' if v.status == 'FAIL' else 'CRASH',
+			f'{said}{source} shows {v.status}: {detail}')
+	return None
 
 
 def load_verdict(adir: Path, entry: Dict[str, Any]) -> Dict[str, Any]:
@@ -566,9 +612,19 @@ def load_run(rdir: Path, kernel_tree: Path, environment: Optional[Dict[str, Dict
 			r.build_tail = _tail(build_log)
 		console: List[str] = []
 		if r.built:
+			source = 'console.log'
 			console = _read(adir / 'console.log').splitlines()
 			if not console:
 				console = _read(adir / 'ktap.log').splitlines()
+				source = 'ktap.log' if console else (
+					'console.log is ' + ('empty' if (adir / 'console.log').is_file()
+							     else 'missing')
+					+ ' and there is no ktap.log')
+			judged = judge_again(kernel_tree, r, entry, adir, console, source)
+			if judged:
+				r.recorded_status, r.disagreement = r.status, judged[1]
+				r.status = judged[0]
+				r.reason = '\n'.join(x for x in (judged[1], r.reason) if x)
 			stopped = f'{r.status}: {r.reason}' if r.status in ('CRASH', 'TIMEOUT', 'ERROR') \
 				else ''
 			r.suites = parse_console(kernel_tree, console, stopped.split('\n')[0][:300])
@@ -984,16 +1040,21 @@ def html_page(summary: Dict[str, Any], runs: List[ArchRun], origin: str) -> str:
 
 def write_reports(rdir: Path, kernel_tree: Path, origin: str = DEFAULT_ORIGIN, *,
 		  environment: Optional[Dict[str, Dict[str, str]]] = None, probe: bool = True,
-		  patch_dir: Path = paths.PATCH_DIR) -> Dict[str, Path]:
+		  patch_dir: Path = paths.PATCH_DIR,
+		  runs_out: Optional[List[ArchRun]] = None) -> Dict[str, Path]:
 	"""Write <arch>/junit.xml, junit.xml, kcidb.json and index.html into rdir.
 
 	kernel_tree: the tree whose kunit_parser reads the consoles (summary.json's
 	"tree" is the one the run used).  environment: {arch: {'compiler': ...,
 	'qemu': ...}} to report; what is not given comes from summary.json, the
 	kernel banner in the console, or (probe) `<cc> --version` and
-	`<qemu> --version` on this host.  Returns {path relative to rdir: path}."""
+	`<qemu> --version` on this host.  Returns {path relative to rdir: path};
+	runs_out, if given, gets the arches as read (ArchRun.disagreement: a
+	console that does not bear summary.json out)."""
 	rdir = Path(rdir)
 	summary, runs = load_run(rdir, kernel_tree, environment, probe)
+	if runs_out is not None:
+		runs_out.extend(runs)
 	written: Dict[str, Path] = {}
 	for r in runs:
 		p = rdir / r.arch / 'junit.xml'
