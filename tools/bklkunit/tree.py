@@ -15,9 +15,9 @@ import re
 import shutil
 import subprocess
 import tarfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import deps, paths
 from .errors import UserError
@@ -149,11 +149,87 @@ def state_file(tree: Path) -> Path:
 	return tree / '.git' / 'bkl-kunit.json'
 
 
-def load_state(tree: Path) -> State:
+def read_state(tree: Path) -> Tuple[Optional[State], str]:
+	"""(the state prepare recorded, '') or (None, what is wrong with it):
+	missing, unreadable, not JSON, a key this tool does not know, a value
+	of the wrong type, no pristine commit."""
+	f = state_file(tree)
 	try:
-		return State(**json.loads(state_file(tree).read_text()))
-	except (OSError, ValueError, TypeError):
-		return State()
+		data = json.loads(f.read_text())
+	except FileNotFoundError:
+		return None, f'{f} is missing'
+	except OSError as e:
+		return None, f'{f} cannot be read ({e.strerror})'
+	except ValueError:          # and UnicodeDecodeError
+		return None, f'{f} is not JSON'
+	if not isinstance(data, dict):
+		return None, f'{f} is not a JSON object'
+	known = {x.name for x in fields(State)}
+	unknown = sorted(set(data) - known)
+	if unknown:
+		return None, f'{f} has key(s) this tool does not know: {", ".join(unknown)}'
+	for k in ('debian_version', 'pristine', 'applied_head'):
+		if not isinstance(data.get(k, ''), str):
+			return None, f'{f}: "{k}" is not text'
+	if data.get('series_hash') is not None and not isinstance(data['series_hash'], str):
+		return None, f'{f}: "series_hash" is not text'
+	if not isinstance(data.get('patches', []), list) or not all(
+			isinstance(x, str) for x in data.get('patches', [])):
+		return None, f'{f}: "patches" is not a list of names'
+	st = State(**data)
+	if not st.pristine:
+		return None, f'{f} names no pristine commit'
+	return st, ''
+
+
+def load_state(tree: Path) -> State:
+	"""The recorded state, or an empty State() when there is none usable
+	(prepare itself never deletes on that: see unproven())."""
+	return read_state(tree)[0] or State()
+
+
+def unproven(tree: Path, problem: str) -> str:
+	"""The refusal for a tree prepare cannot prove is its own unmodified
+	output: what is wrong, and everything rebuilding it would delete."""
+	lines = [f'the work tree {tree} is not provably what prepare made ({problem}); '
+		 'unpacking it anew would delete:']
+	ref = ''
+	if (tree / '.git').exists():
+		proc = git(tree, 'rev-parse', '--verify', '-q', PRISTINE_REF, check=False)
+		ref = PRISTINE_REF if proc.returncode == 0 else ''
+		span = [f'{ref}..HEAD'] if ref else ['-20', 'HEAD']
+		log = git(tree, 'log', '--format=%h %s', *span, check=False)
+		commits = log.stdout.splitlines() if log.returncode == 0 else []
+		if commits:
+			lines.append(f'  {len(commits)} commit(s) '
+				     + ('above the pristine commit (the series and any of yours):' if ref
+					else '(no pristine ref; the last ones):'))
+			lines += [f'    {c}' for c in commits[:30]]
+			if len(commits) > 30:
+				lines.append(f'    ... and {len(commits) - 30} more')
+		try:
+			dirty = dirty_files(tree)
+		except UserError as e:
+			dirty = [f'(git status failed: {str(e).splitlines()[-1]})']
+		if dirty:
+			lines.append(f'  {len(dirty)} uncommitted change(s):')
+			lines += [f'    {d}' for d in dirty[:20]]
+			if len(dirty) > 20:
+				lines.append(f'    ... and {len(dirty) - 20} more')
+		if not commits and not dirty:
+			lines.append('  the git repository as it is')
+	else:
+		try:
+			names = sorted(p.name for p in tree.iterdir())
+		except OSError:
+			names = []
+		lines.append(f'  {len(names)} file(s) and directories (not a git repository): '
+			     + ', '.join(names[:20]) + (' ...' if len(names) > 20 else ''))
+	keep = (f'`git -C {tree} format-patch -o <dir> {ref}..HEAD` and copy what is not '
+		'committed' if ref else 'copy what you need')
+	lines.append(f'keep what you need first ({keep}), then run `./tools/kunit.py prepare '
+		     '--force` to unpack it anew')
+	return '\n'.join(lines)
 
 
 def save_state(tree: Path, st: State) -> None:
@@ -313,8 +389,18 @@ def prepare(cache: Path, patch_dir: Path = paths.PATCH_DIR, allow_install: bool 
 	patches = read_series(patch_dir)
 	want = series_hash(patches)
 	tree = tree_path(cache, debver)
-	st = load_state(tree) if tree.exists() else State()
-	if not st.pristine:
+	if tree.exists() or tree.is_symlink():
+		found, problem = read_state(tree)
+		if found is None and not force:
+			# Nothing proves this is prepare's own unmodified output: it
+			# may hold work, so it is refused like local work is.
+			raise UserError(unproven(tree, problem))
+		if found is None:
+			print(f'--force: unpacking {tree} anew ({problem})', flush=True)
+			tree = _unpack(tarball, cache, debver)
+			found = load_state(tree)
+		st = found
+	else:
 		tree = _unpack(tarball, cache, debver)
 		st = load_state(tree)
 	changed = False
@@ -361,8 +447,12 @@ def prepare(cache: Path, patch_dir: Path = paths.PATCH_DIR, allow_install: bool 
 def find_prepared(cache: Path) -> Path:
 	debver = debian_version()
 	tree = tree_path(cache, debver) if debver else None
-	if not tree or not load_state(tree).pristine:
+	if not tree or not tree.exists():
 		raise UserError('no prepared work tree; run `./tools/kunit.py prepare` first')
+	st, problem = read_state(tree)
+	if st is None:
+		raise UserError(f'the work tree {tree} has no usable prepare state ({problem}); '
+				'`./tools/kunit.py prepare` will say what it holds')
 	return tree
 
 

@@ -1,0 +1,125 @@
+# SPDX-License-Identifier: GPL-2.0
+"""No local work is ever lost (issue #17, items 2, 3, 8 and 9): prepare
+never deletes a tree it cannot prove is its own unmodified output, export
+never overwrites edits made in kernel-patches/, a `git am` that stops is
+blamed on the patch it stopped at, and git never repacks the trees the tool
+manages behind the user's back."""
+
+import json
+import subprocess
+
+import pytest
+
+from bklkunit import cli, tree
+from bklkunit.errors import UserError
+from conftest import commit, git
+from test_tree import env, exported  # noqa: F401  (fixtures)
+
+
+def local_work(t):
+	"""A local commit and an uncommitted edit in the work tree."""
+	c = commit(t, 'autofs: my local work\n', {'fs/autofs/symlink.c': 'precious\n'})
+	(t / 'fs/autofs/inode.c').write_text('unsaved edit\n')
+	return c
+
+
+def assert_work_kept(t, c):
+	assert tree.head(t) == c
+	assert (t / 'fs/autofs/symlink.c').read_text() == 'precious\n'
+	assert (t / 'fs/autofs/inode.c').read_text() == 'unsaved edit\n'
+
+
+# ------------------------------------------- 2: prepare without a usable state
+
+
+BROKEN_STATE = {
+	'missing': None,
+	'not JSON': 'garbage{',
+	'not an object': '[]',
+	'unknown key': None,            # the real state plus a key this tool does not know
+	'wrong type': None,             # "patches": 3
+	'binary': b'\xff\xfe\x00\x01',
+}
+
+
+def break_state(t, how):
+	f = tree.state_file(t)
+	if how == 'missing':
+		f.unlink()
+	elif how == 'unknown key':
+		f.write_text(json.dumps(dict(json.loads(f.read_text()), colour='blue')))
+	elif how == 'wrong type':
+		f.write_text(json.dumps(dict(json.loads(f.read_text()), patches=3)))
+	elif isinstance(BROKEN_STATE[how], bytes):
+		f.write_bytes(BROKEN_STATE[how])
+	else:
+		f.write_text(BROKEN_STATE[how])
+
+
+@pytest.mark.parametrize('how', sorted(BROKEN_STATE))
+@pytest.mark.parametrize('keep_local', [False, True], ids=['prepare', 'run'])
+def test_prepare_refuses_a_tree_without_a_usable_state(exported, how, keep_local):
+	t = exported.prep.path
+	c = local_work(t)
+	break_state(t, how)
+	with pytest.raises(UserError) as ei:
+		exported.prepare(keep_local=keep_local)
+	msg = str(ei.value)
+	assert str(t) in msg and '--force' in msg
+	assert 'bkl-kunit.json' in msg
+	assert 'autofs: my local work' in msg          # the commit that would be lost
+	assert 'fs/autofs/inode.c' in msg              # the edit that would be lost
+	assert_work_kept(t, c)
+
+
+def test_prepare_refuses_a_tree_without_state_even_when_clean(exported):
+	t = exported.prep.path
+	head = tree.head(t)
+	tree.state_file(t).unlink()
+	with pytest.raises(UserError, match='--force'):
+		exported.prepare()
+	assert tree.head(t) == head
+
+
+def test_prepare_refuses_a_directory_that_is_not_a_git_tree(env):
+	t = tree.tree_path(env.cache, '6.12.118-1~deb12u1')
+	t.mkdir(parents=True)
+	(t / 'notes.txt').write_text('mine\n')
+	with pytest.raises(UserError) as ei:
+		env.prepare()
+	assert 'notes.txt' in str(ei.value) and '--force' in str(ei.value)
+	assert (t / 'notes.txt').read_text() == 'mine\n'
+
+
+def test_force_unpacks_anew_without_a_state(exported):
+	t = exported.prep.path
+	local_work(t)
+	break_state(t, 'not JSON')
+	prep = exported.prepare(force=True)
+	assert prep.changed and prep.path == t
+	assert tree.dirty_files(t) == []
+	assert git(t, 'rev-list', '--count', f'{prep.pristine}..HEAD').strip() == '2'
+	assert tree.load_state(t).series_hash == tree.series_hash(tree.read_series(exported.patch_dir))
+
+
+def test_export_refuses_a_tree_without_a_usable_state(exported):
+	t = exported.prep.path
+	before = {p.name: p.read_bytes() for p in exported.patch_dir.iterdir()}
+	break_state(t, 'unknown key')
+	with pytest.raises(UserError, match='bkl-kunit.json'):
+		exported.export()
+	assert {p.name: p.read_bytes() for p in exported.patch_dir.iterdir()} == before
+
+
+def test_cli_prepare_refusal_is_exit_2(exported, monkeypatch, capsys):
+	t = exported.prep.path
+	c = local_work(t)
+	break_state(t, 'missing')
+	real = tree.prepare
+	monkeypatch.setattr(tree, 'prepare', lambda cache, **kw: real(
+		cache, patch_dir=exported.patch_dir, tarball=exported.tarball,
+		debver='6.12.118-1~deb12u1', **kw))
+	assert cli.main(['prepare', '--cache-dir', str(exported.cache), '--no-install']) == 2
+	err = capsys.readouterr().err
+	assert 'Traceback' not in err and 'autofs: my local work' in err
+	assert_work_kept(t, c)
