@@ -31,7 +31,7 @@ def cmd_prepare(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-	patches = tree.export(paths.cache_dir(args.cache_dir))
+	patches = tree.export(paths.cache_dir(args.cache_dir), force=args.force)
 	print(f'Exported {len(patches)} patches to {paths.PATCH_DIR}')
 	for p in patches:
 		print('  ' + p.name)
@@ -112,6 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 	p = sub.add_parser('export', help='write the work tree commits to kernel-patches/')
 	_common(p)
+	p.add_argument('--force', action='store_true',
+		       help='overwrite kernel-patches/ even where it was edited since prepare')
 	p.set_defaults(func=cmd_export)
 
 	p = sub.add_parser('run', help='build and run the suites on each arch')

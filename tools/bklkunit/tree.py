@@ -238,6 +238,57 @@ def save_state(tree: Path, st: State) -> None:
 	tmp.replace(state_file(tree))
 
 
+def patches_record(tree: Path) -> Path:
+	"""What kernel-patches/ held when prepare applied it or export wrote it:
+	{file name: sha256} of `series` and the patches it names (kept apart
+	from the state file, whose keys older tools check)."""
+	return tree / '.git' / 'bkl-kunit-patches.json'
+
+
+def patch_files(patch_dir: Path) -> Dict[str, str]:
+	"""{name: sha256} of `series` and of every patch it names that exists
+	(a *.patch it does not name is no part of the series: export removes it)."""
+	names = ['series']
+	try:
+		text = (patch_dir / 'series').read_text(errors='replace')
+	except OSError:
+		text = ''
+	for raw in text.splitlines():
+		line = raw.split('#', 1)[0].strip()
+		if line and '/' not in line.split()[0]:
+			names.append(line.split()[0])
+	out = {}
+	for name in names:
+		p = patch_dir / name
+		if p.is_file():
+			out[name] = hashlib.sha256(p.read_bytes()).hexdigest()
+	return out
+
+
+def record_patch_files(tree: Path, patch_dir: Path) -> None:
+	tmp = patches_record(tree).with_suffix('.tmp')
+	tmp.write_text(json.dumps(patch_files(patch_dir), indent=1, sort_keys=True) + '\n')
+	tmp.replace(patches_record(tree))
+
+
+def changed_patch_files(tree: Path, patch_dir: Path, st: State) -> List[str]:
+	"""The files of patch_dir changed (or added) since prepare applied it or
+	export wrote it.  Without a record (a tree prepared by an older tool)
+	only the series hash can tell: then every file, if it differs."""
+	now = patch_files(patch_dir)
+	try:
+		rec = json.loads(patches_record(tree).read_text())
+	except (OSError, ValueError):
+		rec = None
+	if isinstance(rec, dict):
+		return sorted(n for n, h in now.items() if rec.get(n) != h)
+	try:
+		same = series_hash(read_series(patch_dir)) == st.series_hash
+	except UserError:
+		same = False
+	return [] if same else sorted(now)
+
+
 def dirty_files(tree: Path) -> List[str]:
 	"""Modified tracked files and every untracked file (ignored or not: the
 	Debian tarball's .gitignore ignores everything at the top level)."""
@@ -409,6 +460,8 @@ def prepare(cache: Path, patch_dir: Path = paths.PATCH_DIR, allow_install: bool 
 	if st.series_hash == want and cur == st.applied_head and not dirty:
 		if not quiet:
 			print(f'Work tree {tree} is up to date ({len(patches)} patches on {debver}).')
+		if not patches_record(tree).exists():
+			record_patch_files(tree, patch_dir)
 	else:
 		local = cur != st.applied_head or bool(dirty)
 		if local and keep_local and not force and st.series_hash == want:
@@ -423,10 +476,22 @@ def prepare(cache: Path, patch_dir: Path = paths.PATCH_DIR, allow_install: bool 
 				    check=False).stdout.strip() or '?'
 			detail = [f'  {ahead} commit(s) not yet exported'] if cur != st.applied_head else []
 			detail += ['  ' + d for d in dirty[:20]]
+			edited = changed_patch_files(tree, patch_dir, st)
+			if edited:
+				# Both sides changed: export would overwrite the edits in
+				# kernel-patches/, prepare would drop the tree's work.
+				how = ('\nkernel-patches/ changed too since the tree was prepared from it: '
+				       + ', '.join(edited) + '\n`./tools/kunit.py export` would overwrite '
+				       'those and prepare would drop the work above; save the tree\'s '
+				       f'commits first (`git -C {tree} format-patch -o <dir> '
+				       f'{PRISTINE_REF}..HEAD`, and commit what is not committed), '
+				       'then merge by hand, or `./tools/kunit.py prepare --force` to '
+				       'throw the tree\'s work away')
+			else:
+				how = ('\nrun `./tools/kunit.py export` to keep it, or '
+				       '`./tools/kunit.py prepare --force` to throw it away')
 			raise UserError(f'the work tree {tree} has work that is not in kernel-patches/:\n'
-					+ '\n'.join(detail) +
-					'\nrun `./tools/kunit.py export` to keep it, or '
-					'`./tools/kunit.py prepare --force` to throw it away')
+					+ '\n'.join(detail) + how)
 		print(f'Rebuilding {tree}: pristine {upstream_version(debver)} + '
 		      f'{len(patches)} patches ...', flush=True)
 		_reset_to_pristine(tree, st)
@@ -439,6 +504,7 @@ def prepare(cache: Path, patch_dir: Path = paths.PATCH_DIR, allow_install: bool 
 		st.patches = [p.name for p in patches]
 		st.applied_head = head(tree)
 		save_state(tree, st)
+		record_patch_files(tree, patch_dir)
 		changed = True
 	return Prepared(tree, debver, upstream_version(debver), st.pristine, head(tree),
 			[p.name for p in patches], changed)
@@ -460,8 +526,12 @@ SERIES_HEADER = ('# Applied in this order with `git am` to Debian\'s pristine {s
 		 '# Written by `./tools/kunit.py export`; edit the work tree, not these files.\n')
 
 
-def export(cache: Path, patch_dir: Path = paths.PATCH_DIR) -> List[Path]:
-	"""format-patch the commits above the pristine base into patch_dir."""
+def export(cache: Path, patch_dir: Path = paths.PATCH_DIR, force: bool = False) -> List[Path]:
+	"""format-patch the commits above the pristine base into patch_dir.
+
+	Refused when a file there changed since prepare applied it (or export
+	wrote it) and export would overwrite or delete it: the edit would be
+	lost.  force: overwrite anyway."""
 	tree = find_prepared(cache)
 	st = load_state(tree)
 	dirty = dirty_files(tree)
@@ -479,14 +549,31 @@ def export(cache: Path, patch_dir: Path = paths.PATCH_DIR) -> List[Path]:
 		    '--abbrev=12', '--diff-algorithm=myers', '-o', str(tmp),
 		    f'{st.pristine}..HEAD')
 		new = sorted(tmp.glob('*.patch'))
+		series_text = (SERIES_HEADER.format(src=paths.SOURCE_PACKAGE) +
+			       ''.join(p.name + '\n' for p in new))
+		if not force:
+			out = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in new}
+			out['series'] = hashlib.sha256(series_text.encode()).hexdigest()
+			now = patch_files(patch_dir)
+			lost = [n for n in changed_patch_files(tree, patch_dir, st)
+				if out.get(n) != now.get(n)]
+			if lost:
+				raise UserError(
+					f'{patch_dir} changed since the work tree was prepared from it, '
+					'and export would ' + ('overwrite or delete' if len(lost) > 1 else
+							     'delete' if lost[0] not in out else 'overwrite')
+					+ ' these edits:\n' + '\n'.join(
+						f'  {n}' + ('' if n in out else ' (export would delete it)')
+						for n in lost)
+					+ '\nrun `./tools/kunit.py prepare` to rebuild the tree from them '
+					'(if they are what to keep), or `./tools/kunit.py export --force` '
+					'to overwrite them with the tree\'s commits')
 		patch_dir.mkdir(parents=True, exist_ok=True)
 		for old in patch_dir.glob('*.patch'):
 			old.unlink()
 		for p in new:
 			shutil.copyfile(p, patch_dir / p.name)
-		(patch_dir / 'series').write_text(
-			SERIES_HEADER.format(src=paths.SOURCE_PACKAGE) +
-			''.join(p.name + '\n' for p in new))
+		(patch_dir / 'series').write_text(series_text)
 	finally:
 		shutil.rmtree(tmp, ignore_errors=True)
 	patches = read_series(patch_dir)
@@ -494,6 +581,7 @@ def export(cache: Path, patch_dir: Path = paths.PATCH_DIR) -> List[Path]:
 	st.patches = [p.name for p in patches]
 	st.applied_head = head(tree)
 	save_state(tree, st)
+	record_patch_files(tree, patch_dir)
 	return patches
 
 

@@ -123,3 +123,101 @@ def test_cli_prepare_refusal_is_exit_2(exported, monkeypatch, capsys):
 	err = capsys.readouterr().err
 	assert 'Traceback' not in err and 'autofs: my local work' in err
 	assert_work_kept(t, c)
+
+
+# ------------------------------------- 3: export over edits in kernel-patches/
+
+
+def snapshot(d):
+	return {p.name: p.read_bytes() for p in sorted(d.iterdir())}
+
+
+def second_patch(env):
+	return sorted(env.patch_dir.glob('0002-*.patch'))[0]
+
+
+def edit_patch(p):
+	p.write_text(p.read_text().replace('Signed-off-by: Ada',
+					   'Reworded by hand in kernel-patches/.\n\nSigned-off-by: Ada', 1))
+
+
+def test_export_refuses_to_overwrite_an_edited_patch(exported):
+	p = second_patch(exported)
+	edit_patch(p)
+	before = snapshot(exported.patch_dir)
+	with pytest.raises(UserError) as ei:
+		exported.export()
+	msg = str(ei.value)
+	assert p.name in msg and '--force' in msg and 'prepare' in msg
+	assert '0001-' not in msg
+	assert snapshot(exported.patch_dir) == before
+
+
+def test_export_refuses_to_delete_a_new_patch_of_the_series(exported):
+	new = exported.patch_dir / '0003-my-new-idea.patch'
+	new.write_text('From: me\nSubject: [PATCH] idea\n\n---\n')
+	series = exported.patch_dir / 'series'
+	series.write_text(series.read_text() + new.name + '\n')
+	with pytest.raises(UserError) as ei:
+		exported.export()
+	assert '0003-my-new-idea.patch (export would delete it)' in str(ei.value)
+	assert new.exists() and new.name in series.read_text()
+
+
+def test_export_refuses_to_overwrite_an_edited_series_file(exported):
+	series = exported.patch_dir / 'series'
+	series.write_text(series.read_text() + '# a note of mine\n')
+	with pytest.raises(UserError, match='series'):
+		exported.export()
+	assert series.read_text().endswith('# a note of mine\n')
+
+
+def test_export_force_overwrites(exported):
+	edit_patch(second_patch(exported))
+	patches = tree.export(exported.cache, exported.patch_dir, force=True)
+	assert len(patches) == 2
+	assert 'Reworded by hand' not in second_patch(exported).read_text()
+
+
+def test_export_after_new_commits_is_not_refused(exported):
+	t = exported.prep.path
+	commit(t, 'autofs: third\n', {'fs/autofs/symlink.c': 'third\n'})
+	assert len(exported.export()) == 3
+	# ... and again after a prepare that took an edited patch in.
+	edit_patch(second_patch(exported))
+	assert exported.prepare().changed
+	commit(t, 'autofs: fourth\n', {'fs/autofs/symlink.c': 'fourth\n'})
+	assert len(exported.export()) == 4
+	assert 'Reworded by hand' in second_patch(exported).read_text()
+
+
+def test_export_without_a_record_of_the_patch_files(exported):
+	"""A tree prepared by an older tool: only the series hash can tell."""
+	t = exported.prep.path
+	tree.patches_record(t).unlink()
+	commit(t, 'autofs: third\n', {'fs/autofs/symlink.c': 'third\n'})
+	assert len(exported.export()) == 3                  # the series is what was prepared
+	tree.patches_record(t).unlink()
+	edit_patch(second_patch(exported))
+	with pytest.raises(UserError, match=second_patch(exported).name):
+		exported.export()
+
+
+def test_prepare_refusal_does_not_recommend_an_export_that_would_overwrite(exported):
+	t = exported.prep.path
+	c = commit(t, 'autofs: my local work\n', {'fs/autofs/symlink.c': 'precious\n'})
+	p = second_patch(exported)
+	edit_patch(p)
+	with pytest.raises(UserError) as ei:
+		exported.prepare()
+	msg = str(ei.value)
+	assert p.name in msg
+	assert 'run `./tools/kunit.py export` to keep it' not in msg
+	assert 'format-patch' in msg and '--force' in msg
+	assert tree.head(t) == c and 'Reworded by hand' in p.read_text()
+
+
+def test_cli_export_force_option():
+	args = cli.build_parser().parse_args(['export', '--force'])
+	assert args.force is True
+	assert cli.build_parser().parse_args(['export']).force is False
