@@ -378,6 +378,7 @@ def apply_series(tree: Path, patches: Sequence[Path]) -> None:
 	hunk, and raise (the caller restores the tree)."""
 	if not patches:
 		return
+	before = git(tree, 'rev-parse', '--verify', '-q', 'HEAD', check=False).stdout.strip()
 	# --keep-non-patch: strip only [PATCH ...] from subjects, so that a
 	# "[media] go7007: ..." subject survives the prepare/export round trip.
 	proc = git(tree, 'am', '-q', '--committer-date-is-author-date', '--keep-non-patch',
@@ -385,19 +386,34 @@ def apply_series(tree: Path, patches: Sequence[Path]) -> None:
 	if proc.returncode == 0:
 		return
 	output = (proc.stdout + '\n' + proc.stderr).strip()
+	said = ['git am said:'] + ['  ' + l for l in output.splitlines()
+				   if not l.startswith(('hint:', 'When you have resolved', 'If you prefer',
+							'To restore the original'))]
 	m = re.search(r'Patch failed at (\d+)', output)
-	idx = int(m.group(1)) - 1 if m else 0
-	idx = min(max(idx, 0), len(patches) - 1)
+	if not m:
+		# Killed, interrupted, or refused to start: git names no patch.
+		# The commits it made say how far it got; the next one is where
+		# it stopped (it may apply perfectly well).
+		count = git(tree, 'rev-list', '--count', f'{before}..HEAD', check=False) if before \
+			else None
+		n = int(count.stdout.strip()) if count is not None and count.returncode == 0 \
+			and count.stdout.strip().isdigit() else 0
+		why = (f'killed by signal {-proc.returncode}' if proc.returncode < 0
+		       else f'exit {proc.returncode}')
+		where = (f'at patch {patches[n].name} ("{patch_subject(patches[n])}") after applying '
+			 f'{n} of {len(patches)}' if n < len(patches)
+			 else f'after applying all {len(patches)} patches')
+		raise UserError('\n'.join(
+			[f'git am stopped {where}, without saying a patch failed ({why})']
+			+ (said if output else ['git am printed nothing'])))
+	idx = min(max(int(m.group(1)) - 1, 0), len(patches) - 1)
 	bad = patches[idx]
 	msg = [f'patch {bad.name} does not apply ("{patch_subject(bad)}")']
 	for em in re.finditer(r'error: patch failed: (.+):(\d+)', output):
 		hunk = find_hunk(bad, em.group(1), int(em.group(2)))
 		msg.append(f'failing hunk in {em.group(1)} at line {em.group(2)}:')
 		msg.append(hunk or '  (hunk not found in the patch text)')
-	msg.append('git am said:')
-	msg.extend('  ' + l for l in output.splitlines()
-		   if not l.startswith(('hint:', 'When you have resolved', 'If you prefer',
-					'To restore the original')))
+	msg.extend(said)
 	raise UserError('\n'.join(msg))
 
 

@@ -221,3 +221,71 @@ def test_cli_export_force_option():
 	args = cli.build_parser().parse_args(['export', '--force'])
 	assert args.force is True
 	assert cli.build_parser().parse_args(['export']).force is False
+
+
+# ------------------------------------------- 8: a git am that stops elsewhere
+
+
+def interrupt_am_after(monkeypatch, n, rc=-2, stderr=''):
+	"""git am applies the first n patches for real, then stops (as when it
+	is killed) without printing "Patch failed at"."""
+	real = tree.git
+
+	def fake(repo, *args, **kw):
+		patches = [a for a in args if a.endswith('.patch')]
+		if args and args[0] == 'am' and patches:
+			opts = [a for a in args if not a.endswith('.patch')]
+			if n:
+				real(repo, *opts, *patches[:n], **kw)
+			return subprocess.CompletedProcess(['git', *args], rc, '', stderr)
+		return real(repo, *args, **kw)
+	monkeypatch.setattr(tree, 'git', fake)
+
+
+def three_patch_series(exported):
+	t = exported.prep.path
+	commit(t, 'autofs: a third change\n', {'fs/autofs/symlink.c': 'third\n'})
+	exported.export()
+	names = [p.name for p in tree.read_series(exported.patch_dir)]
+	assert len(names) == 3
+	# A changed series makes prepare rebuild: every patch is applied again.
+	(exported.patch_dir / names[2]).write_text(
+		(exported.patch_dir / names[2]).read_text().replace('a third change',
+								       'a third change, reworded'))
+	return names
+
+
+def test_an_interrupted_am_is_blamed_on_the_patch_it_stopped_at(exported, monkeypatch):
+	names = three_patch_series(exported)
+	interrupt_am_after(monkeypatch, 2)
+	with pytest.raises(UserError) as ei:
+		exported.prepare()
+	msg = str(ei.value)
+	first = msg.splitlines()[0]
+	assert names[2] in first and names[0] not in first and names[1] not in first
+	assert '2 of 3' in first and 'signal 2' in first
+	assert 'does not apply' not in first
+	t = exported.prep.path
+	assert tree.head(t) == exported.prep.pristine and tree.dirty_files(t) == []
+
+
+def test_an_am_that_stops_before_any_patch_blames_none_by_mistake(exported, monkeypatch):
+	names = three_patch_series(exported)
+	interrupt_am_after(monkeypatch, 0, rc=128, stderr='fatal: previous rebase directory '
+			   '.git/rebase-apply still exists but mbox given.')
+	with pytest.raises(UserError) as ei:
+		exported.prepare()
+	msg = str(ei.value)
+	assert 'does not apply' not in msg and '0 of 3' in msg
+	assert 'previous rebase directory' in msg
+
+
+def test_a_patch_that_fails_is_still_named_by_git(exported):
+	# "Patch failed at 0002" keeps its hunk analysis (test_tree.py has the rest).
+	names = three_patch_series(exported)
+	bad = exported.patch_dir / names[1]
+	bad.write_text(bad.read_text().replace('kernel does not match daemon version',
+					       'kernel and daemon disagree'))
+	with pytest.raises(UserError) as ei:
+		exported.prepare()
+	assert str(ei.value).startswith(f'patch {names[1]} does not apply')
