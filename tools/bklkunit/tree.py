@@ -38,9 +38,18 @@ def git_env(extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
 	return env
 
 
+# git never starts an automatic gc in the trees the tool manages: a kernel
+# tree's `git gc --auto` after prepare's commits repacked the whole tree in
+# the background minutes later, and killing it left gc.pid and
+# gc.log.lock behind.  Every git the tool runs gets these; prepare also
+# writes them into the repository's own config, for the user's git.
+NO_AUTO_GC = (('gc.auto', '0'), ('maintenance.auto', 'false'))
+
+
 def git(repo: Path, *args: str, check: bool = True, env: Optional[Dict[str, str]] = None,
 	input: Optional[str] = None) -> subprocess.CompletedProcess:
-	proc = subprocess.run(['git', '-C', str(repo)] + list(args), capture_output=True,
+	opts = [a for k, v in NO_AUTO_GC for a in ('-c', f'{k}={v}')]
+	proc = subprocess.run(['git'] + opts + ['-C', str(repo)] + list(args), capture_output=True,
 			      text=True, env=git_env(env), input=input)
 	if check and proc.returncode != 0:
 		raise UserError(f'git {" ".join(args)} failed in {repo}:\n'
@@ -302,6 +311,14 @@ def dirty_files(tree: Path) -> List[str]:
 	return files
 
 
+def no_auto_gc(tree: Path) -> None:
+	"""Write NO_AUTO_GC into the repository's config where it is not so."""
+	for key, value in NO_AUTO_GC:
+		now = git(tree, 'config', '--local', '--get', key, check=False).stdout.strip()
+		if now != value:
+			git(tree, 'config', '--local', key, value)
+
+
 def head(tree: Path) -> str:
 	return git(tree, 'rev-parse', 'HEAD').stdout.strip()
 
@@ -341,6 +358,7 @@ def _unpack(tarball: Path, cache: Path, debver: str) -> Path:
 		raise UserError(f'{tarball} holds Linux {found or "?"}, but the package '
 				f'version is {debver}')
 	git(src, 'init', '-q', '-b', 'work')
+	no_auto_gc(src)
 	# -f: the Debian tarball's .gitignore ignores /* (every top-level entry).
 	git(src, 'add', '-f', '-A', '.')
 	date = f'@{int(tarball.stat().st_mtime)} +0000'
@@ -470,6 +488,7 @@ def prepare(cache: Path, patch_dir: Path = paths.PATCH_DIR, allow_install: bool 
 	else:
 		tree = _unpack(tarball, cache, debver)
 		st = load_state(tree)
+	no_auto_gc(tree)
 	changed = False
 	cur = head(tree)
 	dirty = dirty_files(tree)

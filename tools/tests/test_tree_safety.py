@@ -289,3 +289,57 @@ def test_a_patch_that_fails_is_still_named_by_git(exported):
 	with pytest.raises(UserError) as ei:
 		exported.prepare()
 	assert str(ei.value).startswith(f'patch {names[1]} does not apply')
+
+
+# ---------------------------------------------------- 9: no automatic git gc
+
+
+def packs(repo):
+	return sorted(p.name for p in (repo / '.git' / 'objects' / 'pack').glob('*.pack'))
+
+
+def two_packs_and_an_eager_gc(repo, n=0):
+	"""Two packs and a configuration under which `git gc --auto` repacks them
+	at once, in the foreground: any automatic gc shows as one pack."""
+	git(repo, 'repack', '-q')
+	commit(repo, f'scratch {n}\n', {f'scratch-{n}.txt': f'{n}\n'})
+	git(repo, 'repack', '-q')
+	git(repo, 'config', 'gc.autoPackLimit', '1')
+	git(repo, 'config', 'gc.autoDetach', 'false')
+	assert len(packs(repo)) == 2
+
+
+def test_the_setup_would_show_an_automatic_gc(tmp_path):
+	"""Control: plain git, as configured above, does repack on commit."""
+	repo = tmp_path / 'plain'
+	repo.mkdir()
+	git(repo, 'init', '-q')
+	commit(repo, 'first\n', {'a.txt': 'a\n'})
+	two_packs_and_an_eager_gc(repo)
+	commit(repo, 'more\n', {'b.txt': 'b\n'})
+	assert len(packs(repo)) == 1
+
+
+def test_prepare_turns_automatic_gc_off_in_its_tree(env):
+	t = env.prepare().path
+	assert git(t, 'config', '--get', 'gc.auto').strip() == '0'
+	assert git(t, 'config', '--get', 'maintenance.auto').strip() == 'false'
+	# A tree prepared before this: the next prepare sets it.
+	git(t, 'config', '--unset', 'gc.auto')
+	git(t, 'config', '--unset', 'maintenance.auto')
+	env.prepare()
+	assert git(t, 'config', '--get', 'gc.auto').strip() == '0'
+	assert git(t, 'config', '--get', 'maintenance.auto').strip() == 'false'
+
+
+def test_the_tools_git_never_starts_an_automatic_gc(exported):
+	t = exported.prep.path
+	git(t, 'config', 'gc.auto', '6700')             # as if a user had set it back
+	two_packs_and_an_eager_gc(t)
+	before = packs(t)
+	# A rebuild: reset, clean, git am of every patch, each a commit.
+	p = sorted(exported.patch_dir.glob('0002-*.patch'))[0]
+	p.write_text(p.read_text().replace('Signed-off-by: Ada', 'Reworded.\n\nSigned-off-by: Ada', 1))
+	assert exported.prepare(force=True).changed
+	assert packs(t) == before
+	assert not (t / '.git' / 'gc.pid').exists() and not (t / '.git' / 'gc.log.lock').exists()
