@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bklkunit import baseline, cli, deps, report, run, tree
+from bklkunit import cli, deps, report, run
 from bklkunit.errors import UserError
 from test_baseline import ALPHA, ktap_console, write_results
 from test_run import fake, main_env  # noqa: F401  (fixtures)

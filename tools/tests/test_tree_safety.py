@@ -270,7 +270,7 @@ def test_an_interrupted_am_is_blamed_on_the_patch_it_stopped_at(exported, monkey
 
 
 def test_an_am_that_stops_before_any_patch_blames_none_by_mistake(exported, monkeypatch):
-	names = three_patch_series(exported)
+	three_patch_series(exported)
 	interrupt_am_after(monkeypatch, 0, rc=128, stderr='fatal: previous rebase directory '
 			   '.git/rebase-apply still exists but mbox given.')
 	with pytest.raises(UserError) as ei:
