@@ -796,10 +796,14 @@ def _run_id(rdir: Path, summary_text: str) -> str:
 	return f'{name}-{hashlib.sha256(summary_text.encode()).hexdigest()[:12]}'
 
 
-def kcidb_document(rdir: Path, summary: Dict[str, Any], runs: List[ArchRun],
-		   origin: str = DEFAULT_ORIGIN, patch_dir: Path = paths.PATCH_DIR) -> Dict[str, Any]:
+def check_origin(origin: str) -> None:
 	if not re.fullmatch(r'[a-z0-9_]+', origin):
 		raise UserError(f'KCIDB origin {origin!r}: use lower-case letters, digits and _')
+
+
+def kcidb_document(rdir: Path, summary: Dict[str, Any], runs: List[ArchRun],
+		   origin: str = DEFAULT_ORIGIN, patch_dir: Path = paths.PATCH_DIR) -> Dict[str, Any]:
+	check_origin(origin)
 	run_id = _run_id(rdir, json.dumps(summary, sort_keys=True))
 	checkout_id = f'{origin}:{run_id}'
 	series = str(summary.get('series', '') or '')
@@ -1052,6 +1056,7 @@ def write_reports(rdir: Path, kernel_tree: Path, origin: str = DEFAULT_ORIGIN, *
 	runs_out, if given, gets the arches as read (ArchRun.disagreement: a
 	console that does not bear summary.json out)."""
 	rdir = Path(rdir)
+	check_origin(origin)             # before anything is written
 	summary, runs = load_run(rdir, kernel_tree, environment, probe)
 	if runs_out is not None:
 		runs_out.extend(runs)

@@ -319,3 +319,11 @@ def test_deps_without_dpkg_query_is_one_line(tmp_path, monkeypatch, capsys):
 	assert 'dpkg-query' in one_line_error(capsys, 'deps')
 
 
+
+
+def test_report_checks_the_origin_before_it_writes(tmp_path, parser_tree, capsys):
+	rdir = write_results(tmp_path / 'r', parser_tree, {'x86_64': ktap_console(ALPHA)})
+	before = sorted(p.name for p in rdir.rglob('*'))
+	assert cli.main(['report', str(rdir), '--origin', 'Not-Valid']) == 2
+	assert 'origin' in one_line_error(capsys, 'report')
+	assert sorted(p.name for p in rdir.rglob('*')) == before
