@@ -450,6 +450,9 @@ def compare_sides(rdir: Path, a_tree: Path, b_tree: Path, results: List[ArchAB],
 		cb = b_by.get(x.arch) or baseline.ArchCases(x.arch, x.b.status, False)
 		x.problems = [p for p in (side_problem('a', ca.status, bool(ca.cases)),
 					  side_problem('b', cb.status, bool(cb.cases))) if p]
+		# A side whose console does not bear its verdict out (report.py).
+		x.problems += [f'{side.upper()} ({SIDES[side]}) results damaged: {c.damaged}'
+			       for side, c in (('a', ca), ('b', cb)) if c.damaged]
 		x.rows = label_cases(ca, cb, filter_glob, listed_suites(rdir / 'a' / x.arch))
 
 
@@ -542,6 +545,8 @@ def main(args: argparse.Namespace) -> int:
 	except ValueError as e:
 		raise UserError(str(e))
 	cache = paths.cache_dir(args.cache_dir)
+	run.check_arguments(args, cache, arches, profiles.get(getattr(args, 'profile',
+								      profiles.DEFAULT)))
 	with paths.locked(cache / 'pristine' / 'ab.lock', 'the pristine tree of kunit.py ab'):
 		return _main(args, arches, cache)
 
@@ -558,7 +563,7 @@ def _main(args: argparse.Namespace, arches: List[str], cache: Path) -> int:
 	for x in left_out:
 		print(f'  not on A: {x["subject"]} ({x["why"]})')
 	defined = defined_symbols(b_tree, commit)
-	rdir = run.results_dir(args, cache)
+	rdir = run.results_dir(args, cache, point_latest=False)
 	if prof.name != profiles.DEFAULT:
 		print(f'Profile {prof.name}: {prof.what}')
 	on_a = ('none (pristine)' if mode == 'pristine' else
@@ -631,6 +636,8 @@ def _main(args: argparse.Namespace, arches: List[str], cache: Path) -> int:
 	       'problems': problems,
 	       'exit': rc}
 	(rdir / 'ab.json').write_text(json.dumps(doc, indent=1) + '\n')
+	if not args.results_dir:
+		run.set_latest(cache, rdir)
 	print(f'\nResults: {rdir} (ab.json; a/ and b/ are results directories of their own)')
 	if bad:
 		print('ab: ' + '; '.join(bad))

@@ -107,10 +107,7 @@ def case_map(suites: Iterable[report.Suite], flaky: Iterable[str] = ()) -> Dict[
 	return out
 
 
-def continuation_consoles(adir: Path, verdict: Dict[str, Any]) -> List[Path]:
-	"""The consoles of the boots that ran what a crash cut off, in order."""
-	return [adir / str(b['console']) for b in verdict.get('boots', []) or []
-		if b.get('purpose') == 'continue' and b.get('console')]
+continuation_consoles = report.continuation_consoles
 
 
 def read_lines(p: Path) -> List[str]:
@@ -128,6 +125,7 @@ class ArchCases:
 	built: bool
 	cases: Dict[str, str] = field(default_factory=dict)
 	environment: Dict[str, str] = field(default_factory=dict)
+	damaged: str = ''     # why the console does not bear summary.json out (report.py)
 
 	@property
 	def complete(self) -> bool:
@@ -172,21 +170,20 @@ def load_results(rdir: Path, kernel_tree: Path, probe: bool = True,
 			continue      # not run: the profile does not exist on that arch
 		entry = entries.get(r.arch, {})
 		adir = rdir / r.arch
-		try:
-			verdict = json.loads((adir / 'verdict.json').read_text())
-		except (OSError, ValueError):
-			verdict = dict(entry)
+		verdict = report.load_verdict(adir, entry)
 		later = []
 		for console in continuation_consoles(adir, verdict):
 			later.append(report.parse_console(kernel_tree, read_lines(console)))
 		suites = merge_boots(r.suites, later)
-		cases = case_map(suites, verdict.get('flaky') or entry.get('flaky') or ())
+		flaky = next((f for f in (verdict.get('flaky'), entry.get('flaky'))
+			      if isinstance(f, list) and f), [])
+		cases = case_map(suites, [str(x) for x in flaky])
 		config = str(verdict.get('config_hash') or entry.get('config_hash') or '')
 		if 'config_hash' not in verdict and 'config_hash' not in entry and cache and r.built:
 			config = build_config_hash(cache, summary, r.arch, rdir)
 		env = {'kernel': kernel, 'compiler': r.compiler, 'qemu': r.qemu,
 		       'config_hash': config, 'series_hash': str(summary.get('series_hash') or '')}
-		out.append(ArchCases(r.arch, r.status, r.built, cases, env))
+		out.append(ArchCases(r.arch, r.status, r.built, cases, env, r.disagreement))
 	return summary, out
 
 
@@ -213,11 +210,28 @@ def load_baseline(bdir: Path, arch: str) -> Optional[Dict[str, Any]]:
 		return None
 	try:
 		doc = json.loads(p.read_text())
-	except ValueError as e:
+	except OSError as e:
+		raise UserError(f'{p}: cannot read it ({e.strerror})')
+	except ValueError as e:       # UnicodeDecodeError too
 		raise UserError(f'{p}: not JSON ({e})')
-	if not isinstance(doc, dict) or not isinstance(doc.get('cases'), dict):
-		raise UserError(f'{p}: not a baseline (no "cases")')
+	problem = baseline_problem(doc, arch)
+	if problem:
+		raise UserError(f'{p}: not a baseline ({problem})')
 	return doc
+
+
+def baseline_problem(doc: Any, arch: str) -> str:
+	"""What makes a loaded baseline unusable, or ''."""
+	if not isinstance(doc, dict) or not isinstance(doc.get('cases'), dict):
+		return 'no "cases"'
+	bad = [k for k, v in doc['cases'].items() if not isinstance(v, str)]
+	if bad:
+		return f'case {bad[0]} has no status text'
+	if not isinstance(doc.get('environment', {}) or {}, dict):
+		return '"environment" is not an object'
+	if doc.get('arch') is not None and doc['arch'] != arch:
+		return f'it is the baseline of {doc["arch"]!r}, not of {arch}'
+	return ''
 
 
 def write_baselines(rdir: Path, kernel_tree: Path, bdir: Path,
@@ -232,6 +246,13 @@ def write_baselines(rdir: Path, kernel_tree: Path, bdir: Path,
 	for want in arches or []:
 		if want not in known:
 			skipped.append(f'{want}: not in this run ({", ".join(known) or "no arch"})')
+	damaged = [a for a in results if a.damaged and (not arches or a.arch in arches)]
+	if damaged:
+		# A baseline is what later runs are judged by: only from a run
+		# whose every console bears out its summary, and then all of it.
+		raise UserError('not recording baselines from damaged results in '
+				f'{rdir}: ' + '; '.join(f'{a.arch}: {a.damaged}' for a in damaged),
+				exit_code=1)
 	for a in results:
 		if arches and a.arch not in arches:
 			continue
@@ -265,6 +286,7 @@ class Comparison:
 	baseline: Path
 	has_baseline: bool = True
 	status: str = ''              # the arch's status in this run
+	damaged: str = ''             # the console does not bear summary.json out
 	env_diffs: List[Tuple[str, str, str]] = field(default_factory=list)   # label, then, now
 	env_unknown: List[str] = field(default_factory=list)
 	series: Tuple[str, str] = ('', '')
@@ -296,7 +318,7 @@ def compare_environment(then: Dict[str, str], now: Dict[str, str],
 
 def compare_arch(base: Dict[str, Any], now: ArchCases, bpath: Path,
 		 filter_glob: str = '') -> Comparison:
-	c = Comparison(now.arch, bpath, status=now.status)
+	c = Comparison(now.arch, bpath, status=now.status, damaged=now.damaged)
 	compare_environment(base.get('environment') or {}, now.environment, c)
 	old_cases: Dict[str, str] = {str(k): str(v) for k, v in base['cases'].items()}
 	for key in sorted(set(old_cases) | set(now.cases)):
@@ -371,10 +393,13 @@ def format_divergence(div: Dict[str, Any], limit: int = 0) -> List[str]:
 
 
 def format_comparison(c: Comparison) -> List[str]:
+	warn = ([f'  WARNING: {c.damaged}; judged {c.status} from the console: the cases '
+		 'it does not show are missing (regressions where the baseline passed)']
+		if c.damaged else [])
 	if not c.has_baseline:
 		return [f'{c.arch}: no baseline ({c.baseline} does not exist): nothing to compare, '
-			'not a regression; record one with `./tools/kunit.py baseline`']
-	lines = [f'{c.arch} ({c.status or "?"}): compared with {c.baseline}']
+			'not a regression; record one with `./tools/kunit.py baseline`'] + warn
+	lines = [f'{c.arch} ({c.status or "?"}): compared with {c.baseline}'] + warn
 	if c.env_diffs:
 		lines.append('  WARNING: comparison across environments: '
 			     + '; '.join(f'{label} differs (baseline {a!r}, now {b!r})'
@@ -425,7 +450,8 @@ def compare(rdir: Path, kernel_tree: Path, bdir: Path, probe: bool = True,
 		bpath = baseline_path(bdir, a.arch)
 		base = load_baseline(bdir, a.arch)
 		if base is None:
-			c = Comparison(a.arch, bpath, has_baseline=False, status=a.status)
+			c = Comparison(a.arch, bpath, has_baseline=False, status=a.status,
+				       damaged=a.damaged)
 		else:
 			c = compare_arch(base, a, bpath, str(summary.get('filter_glob') or ''))
 		comps.append(c)
@@ -434,12 +460,14 @@ def compare(rdir: Path, kernel_tree: Path, bdir: Path, probe: bool = True,
 	if show_divergence and (div['cases'] or (div['no_results'] and len(results) > 1)):
 		print('\nCross-arch divergence (this run):', file=out)
 		print('\n'.join(format_divergence(div)), file=out)
-	bad = [c for c in comps if c.regressions]
+	bad = [c for c in comps if c.regressions or c.damaged]
 	if bad:
 		print('\ncompare: ' + ', '.join(
 			f'{c.arch} {len(c.regressions)} regression(s)'
 			+ (' across environments (' + ', '.join(l for l, _, _ in c.env_diffs) + ' changed)'
-			   if c.env_diffs else '') for c in bad), file=out)
+			   if c.env_diffs else '')
+			+ (' (damaged results: the console does not bear summary.json out)'
+			   if c.damaged else '') for c in bad), file=out)
 	else:
 		print('\ncompare: no regressions', file=out)
 	return (1 if bad else 0), comps, div
@@ -479,6 +507,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 			raise UserError(str(e))
 	bdir = (Path(args.baseline_dir).resolve() if args.baseline_dir
 		else default_dir(str(summary.get('profile') or 'default')))
+	paths.usable_dir(bdir, 'baseline directory')
 	written, skipped = write_baselines(rdir, ktree, bdir, arches,
 					   cache=paths.cache_dir(args.cache_dir))
 	for p in written:
@@ -495,7 +524,17 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 	return 0
 
 
+def check_baseline_dir(named: Optional[str]) -> None:
+	"""A --baseline-dir given to compare must be a directory that exists:
+	a mistyped one would otherwise read as "no baseline", exit 0."""
+	if named and not Path(named).is_dir():
+		raise UserError(f'--baseline-dir {named}: '
+				+ ('not a directory' if Path(named).exists() else 'no such directory')
+				+ ' (record baselines with `./tools/kunit.py baseline`)')
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
+	check_baseline_dir(args.baseline_dir)
 	rdir = _rdir(args)
 	summary = report.load_summary(rdir)
 	ktree = kernel_tree_for(summary, args.tree)

@@ -2,8 +2,11 @@
 """Argument parsing and the verbs; the work is done in the other modules."""
 
 import argparse
+import json
 import shutil
+import subprocess
 import sys
+import traceback
 from pathlib import Path
 from typing import List, Optional
 
@@ -28,7 +31,7 @@ def cmd_prepare(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-	patches = tree.export(paths.cache_dir(args.cache_dir))
+	patches = tree.export(paths.cache_dir(args.cache_dir), force=args.force)
 	print(f'Exported {len(patches)} patches to {paths.PATCH_DIR}')
 	for p in patches:
 		print('  ' + p.name)
@@ -74,10 +77,16 @@ def cmd_report(args: argparse.Namespace) -> int:
 	if not (ktree / 'tools' / 'testing' / 'kunit' / 'kunit_parser.py').is_file():
 		raise UserError(f'{ktree} has no tools/testing/kunit/kunit_parser.py to read the '
 				'consoles with; name a kernel tree with --tree')
-	written = report.write_reports(rdir, ktree, args.origin)
+	paths.usable_dir(rdir, 'results directory')
+	runs: List[report.ArchRun] = []
+	written = report.write_reports(rdir, ktree, args.origin, runs_out=runs)
 	for p in written.values():
 		print(p)
-	return 0
+	damaged = [r for r in runs if r.disagreement]
+	for r in damaged:
+		print(f'kunit.py report: {r.arch}: {r.disagreement}; reported as {r.status}',
+		      file=sys.stderr)
+	return 1 if damaged else 0
 
 
 def cmd_clean(args: argparse.Namespace) -> int:
@@ -103,6 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 	p = sub.add_parser('export', help='write the work tree commits to kernel-patches/')
 	_common(p)
+	p.add_argument('--force', action='store_true',
+		       help='overwrite kernel-patches/ even where it was edited since prepare')
 	p.set_defaults(func=cmd_export)
 
 	p = sub.add_parser('run', help='build and run the suites on each arch')
@@ -179,16 +190,52 @@ def build_parser() -> argparse.ArgumentParser:
 	_common(p)
 	p.add_argument('--all', action='store_true', help='remove the whole cache')
 	p.set_defaults(func=cmd_clean)
+
+	for p in sub.choices.values():
+		# Every verb: -v shows the traceback of an error (run, ab and
+		# check-series also stream all output with it).
+		if '-v' not in p._option_string_actions:
+			p.add_argument('-v', '--verbose', action='store_true',
+				       help='on an error, also show its traceback')
 	return parser
+
+
+# What bad input, a missing tool or a file the user cannot read or write
+# raises: one line on stderr and exit status 2, a traceback only with -v.
+EXPECTED = (OSError, subprocess.SubprocessError, json.JSONDecodeError, UnicodeError)
+
+
+def _error_line(e: BaseException) -> str:
+	if isinstance(e, OSError) and e.strerror:
+		where = f'{e.filename}: ' if e.filename else ''
+		return f'{where}{e.strerror}'
+	return str(e) or type(e).__name__
 
 
 def main(argv: Optional[List[str]] = None) -> int:
 	args = build_parser().parse_args(argv)
+	verbose = getattr(args, 'verbose', False)
 	try:
 		return args.func(args)
 	except UserError as e:
+		if verbose:
+			traceback.print_exc()
 		print(f'kunit.py {args.command}: error: {e}', file=sys.stderr)
 		return e.exit_code
+	except EXPECTED as e:
+		if verbose:
+			traceback.print_exc()
+		print(f'kunit.py {args.command}: error: {_error_line(e)}'.replace('\n', ' '),
+		      file=sys.stderr)
+		return 2
 	except KeyboardInterrupt:
 		print(f'kunit.py {args.command}: interrupted', file=sys.stderr)
 		return 130
+	except Exception as e:  # a bug: still one line, the traceback with -v
+		if verbose:
+			traceback.print_exc()
+		print(f'kunit.py {args.command}: internal error: {type(e).__name__}: '
+		      f'{_error_line(e)}'.replace('\n', ' ')
+		      + ('' if verbose else ' (run again with -v for the traceback)'),
+		      file=sys.stderr)
+		return 1

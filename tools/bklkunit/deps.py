@@ -22,13 +22,21 @@ TEST_PACKAGES = ['python3-pytest', 'python3-jsonschema', 'makefs',
 		 'chromium'] + CHECK_PACKAGES
 
 
+def dpkg_query(args: List[str]) -> subprocess.CompletedProcess:
+	"""dpkg-query with these arguments; a UserError when it cannot be run."""
+	try:
+		return subprocess.run(['dpkg-query'] + args, capture_output=True, text=True)
+	except OSError as e:
+		raise UserError(f'cannot run dpkg-query ({e.strerror}): this tool needs Debian\'s '
+				'dpkg (package dpkg) on PATH to find its packages')
+
+
 def missing(packages: Iterable[str]) -> List[str]:
 	"""The packages of the list that dpkg does not report as installed."""
 	wanted = sorted(set(packages))
 	if not wanted:
 		return []
-	proc = subprocess.run(['dpkg-query', '-W', '-f=${Package} ${db:Status-Status}\n']
-			      + wanted, capture_output=True, text=True)
+	proc = dpkg_query(['-W', '-f=${Package} ${db:Status-Status}\n'] + wanted)
 	installed = set()
 	for line in proc.stdout.splitlines():
 		parts = line.split()

@@ -4,6 +4,7 @@
 import contextlib
 import fcntl
 import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional
@@ -74,6 +75,30 @@ def parse_arches(spec: str) -> List[str]:
 	if not out:
 		raise ValueError('no arch given')
 	return out
+
+
+def usable_dir(path: Path, what: str, probe: bool = False) -> None:
+	"""Raise a UserError unless path is a directory this process can write
+	into, or one it can make.  probe: also make and remove a temporary
+	directory where it would go (what os.access cannot tell: /proc, a
+	read-only mount, root's view of permissions).  Nothing is left behind."""
+	from .errors import UserError
+	p = Path(path)
+	where = p
+	while not where.exists():
+		if where.parent == where:
+			break
+		where = where.parent
+	if where.exists() and not where.is_dir():
+		raise UserError(f'{what} {p}: {where} exists and is not a directory')
+	if not os.access(where, os.W_OK | os.X_OK):
+		raise UserError(f'{what} {p}: {where} is not writable by this user')
+	if probe:
+		try:
+			os.rmdir(tempfile.mkdtemp(prefix='.bkl-kunit-probe-', dir=where))
+		except OSError as e:
+			raise UserError(f'{what} {p}: cannot create a directory in {where} '
+					f'({e.strerror})')
 
 
 @contextlib.contextmanager

@@ -175,6 +175,15 @@ class Progress:
 		self.out.flush()
 
 
+def next_line(lines: 'queue.Queue[Optional[str]]', timeout: float) -> Optional[str]:
+	"""The command's next line; '' when it printed none for `timeout`
+	seconds (time to look at the clock); None when its output ended."""
+	try:
+		return lines.get(timeout=timeout)
+	except queue.Empty:
+		return ''
+
+
 def stream(cmd: List[str], log: Path, env: Dict[str, str], verbose: bool,
 	   label: str, interval: float = INTERVAL) -> int:
 	"""Run cmd, its output (stdout and stderr) all in log; on the terminal
@@ -199,10 +208,7 @@ def stream(cmd: List[str], log: Path, env: Dict[str, str], verbose: bool,
 			lines.put(None)
 		threading.Thread(target=pump, daemon=True).start()
 		while True:
-			try:
-				line = lines.get(timeout=TICK)
-			except queue.Empty:
-				line = ''
+			line = next_line(lines, TICK)
 			if line is None:
 				break
 			if line:

@@ -134,6 +134,11 @@ class ArchRun:
 	run_seconds: Optional[float] = None
 	build_command: str = ''
 	build_tail: str = ''
+	# Set when the console does not bear out summary.json (damaged or
+	# missing logs): why, and the status summary.json gave.  status is then
+	# what the console shows (CRASH, or FAIL), never PASS.
+	disagreement: str = ''
+	recorded_status: str = ''
 
 	@property
 	def cases(self) -> List[Case]:
@@ -455,14 +460,129 @@ def _seconds(v: Any) -> Optional[float]:
 	return round(float(v), 3) if isinstance(v, (int, float)) and v > 0 else None
 
 
+# summary.json keys that are text when present, and per-arch counts.
+SUMMARY_TEXT = ('tree', 'kernel_version', 'debian_version', 'series', 'series_hash', 'head',
+		'filter_glob', 'profile', 'results_dir')
+ENTRY_COUNTS = ('passed', 'failed', 'skipped', 'crashed')
+ARCH_NAME = re.compile(r'[A-Za-z0-9_][A-Za-z0-9_.-]*')
+
+
 def load_summary(rdir: Path) -> Dict[str, Any]:
+	"""summary.json of a results directory, checked: an object with a list
+	of arches, each an object with an arch name and a status.  Anything else
+	is a UserError naming the file (never an AttributeError later)."""
 	f = Path(rdir) / 'summary.json'
 	try:
-		return json.loads(f.read_text())
-	except OSError:
+		text = f.read_text()
+	except FileNotFoundError:
 		raise UserError(f'{f} not found: is {rdir} a results directory of `kunit.py run`?')
+	except OSError as e:
+		raise UserError(f'{f}: cannot read it ({e.strerror})')
+	except UnicodeError:
+		raise UserError(f'{f}: not JSON (not even text)')
+	try:
+		summary = json.loads(text)
 	except ValueError as e:
 		raise UserError(f'{f}: not JSON ({e})')
+	problem = summary_problem(summary)
+	if problem:
+		raise UserError(f'{f}: not a summary of `kunit.py run`: {problem}')
+	return summary
+
+
+def summary_problem(summary: Any) -> str:
+	"""What makes a loaded summary.json unusable, or ''."""
+	if not isinstance(summary, dict):
+		return f'a JSON {type(summary).__name__}, not an object'
+	for k in SUMMARY_TEXT:
+		if summary.get(k) is not None and not isinstance(summary[k], str):
+			return f'"{k}" is not text'
+	arches = summary.get('arches')
+	if not isinstance(arches, list):
+		return '"arches" is missing or not a list'
+	if not arches:
+		return 'it lists no arch (the run ended before any arch ran?)'
+	seen = set()
+	for n, e in enumerate(arches, 1):
+		if not isinstance(e, dict):
+			return f'arch entry {n} is not an object'
+		arch = e.get('arch')
+		if not isinstance(arch, str) or not ARCH_NAME.fullmatch(arch):
+			return f'arch entry {n} has no usable "arch" name ({arch!r})'
+		if arch in seen:
+			return f'arch {arch} is listed twice'
+		seen.add(arch)
+		if not isinstance(e.get('status'), str) or not e['status']:
+			return f'arch {arch} has no "status"'
+		if e.get('reason') is not None and not isinstance(e['reason'], str):
+			return f'arch {arch}: "reason" is not text'
+		for k in ENTRY_COUNTS:
+			v = e.get(k, 0)
+			if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+				return f'arch {arch}: "{k}" is not a count ({v!r})'
+		if not isinstance(e.get('flaky', []) or [], list):
+			return f'arch {arch}: "flaky" is not a list'
+	return ''
+
+
+# Arch statuses that say the guest ran to the end of its KTAP plan: the
+# console must show that complete plan, with at least the cases counted.
+RAN_TO_THE_END = ('PASS', 'FAIL', 'FLAKY', 'NO_TESTS')
+
+
+def continuation_consoles(adir: Path, verdict: Dict[str, Any]) -> List[Path]:
+	"""The consoles of the boots that ran what a crash cut off, in order."""
+	boots = verdict.get('boots', []) or []
+	return [Path(adir) / b['console'] for b in (boots if isinstance(boots, list) else [])
+		if isinstance(b, dict) and b.get('purpose') == 'continue'
+		and isinstance(b.get('console'), str) and b['console']
+		and '/' not in b['console'] and b['console'] not in ('.', '..')]
+
+
+def judge_again(kernel_tree: Path, r: 'ArchRun', entry: Dict[str, Any], adir: Path,
+		console: Sequence[str], source: str) -> Optional[Tuple[str, str]]:
+	"""The arch judged from its console alone (ktap.judge, as `run` judged
+	it), against what summary.json says: (status, why) when they disagree,
+	None when the console bears the summary out.
+
+	A status of a run that went to its end (PASS, FAIL, FLAKY, NO_TESTS)
+	needs a complete KTAP plan on the console; every status needs at least
+	the case results summary.json counts (over the boots that continued
+	after a crash, too); PASS needs a console without a failed case.  A
+	disagreement is a CRASH (the console is incomplete: its missing cases
+	are crashes or regressions), or a FAIL for failed cases under a PASS."""
+	recorded = r.status
+	said = f'summary.json says {recorded}, but '
+	v = ktap.judge(kernel_tree, [l + '\n' for l in console], _read(Path(adir) / 'kunit.log'))
+	later = continuation_consoles(adir, load_verdict(adir, entry))
+	# (FLAKY after a crash: the crashed case passed again, later boots ran the rest.)
+	if (recorded in RAN_TO_THE_END and v.status in ('CRASH', 'TIMEOUT')
+	    and not (recorded == 'FLAKY' and later)):
+		return v.status, f'{said}{source}: {v.reason}'
+	got = v.passed + v.failed + v.skipped
+	for p in later:
+		w = ktap.judge(kernel_tree, [l + '\n' for l in _read(p).splitlines()])
+		got += w.passed + w.failed + w.skipped
+	want = sum(entry.get(k, 0) or 0 for k in ('passed', 'failed', 'skipped'))
+	if got < want:
+		where = source + (f' and {len(later)} later console(s) have' if later else ' has')
+		return ('CRASH' if recorded in RAN_TO_THE_END else recorded,
+			f'{said}{where} {got} case result(s), summary.json counts {want}')
+	if recorded == 'PASS' and v.status != 'PASS':
+		detail = f'{len(v.failures)} failed case(s)' if v.failures else v.reason or v.status
+		return ('FAIL' if v.status == 'FAIL' else 'CRASH',
+			f'{said}{source} shows {v.status}: {detail}')
+	return None
+
+
+def load_verdict(adir: Path, entry: Dict[str, Any]) -> Dict[str, Any]:
+	"""<arch>/verdict.json, or the arch's summary entry when it is missing
+	or not an object."""
+	try:
+		verdict = json.loads((Path(adir) / 'verdict.json').read_text())
+	except (OSError, ValueError):
+		verdict = None
+	return verdict if isinstance(verdict, dict) else dict(entry)
 
 
 def load_run(rdir: Path, kernel_tree: Path, environment: Optional[Dict[str, Dict[str, str]]] = None,
@@ -492,9 +612,19 @@ def load_run(rdir: Path, kernel_tree: Path, environment: Optional[Dict[str, Dict
 			r.build_tail = _tail(build_log)
 		console: List[str] = []
 		if r.built:
+			source = 'console.log'
 			console = _read(adir / 'console.log').splitlines()
 			if not console:
 				console = _read(adir / 'ktap.log').splitlines()
+				source = 'ktap.log' if console else (
+					'console.log is ' + ('empty' if (adir / 'console.log').is_file()
+							     else 'missing')
+					+ ' and there is no ktap.log')
+			judged = judge_again(kernel_tree, r, entry, adir, console, source)
+			if judged:
+				r.recorded_status, r.disagreement = r.status, judged[1]
+				r.status = judged[0]
+				r.reason = '\n'.join(x for x in (judged[1], r.reason) if x)
 			stopped = f'{r.status}: {r.reason}' if r.status in ('CRASH', 'TIMEOUT', 'ERROR') \
 				else ''
 			r.suites = parse_console(kernel_tree, console, stopped.split('\n')[0][:300])
@@ -666,10 +796,14 @@ def _run_id(rdir: Path, summary_text: str) -> str:
 	return f'{name}-{hashlib.sha256(summary_text.encode()).hexdigest()[:12]}'
 
 
-def kcidb_document(rdir: Path, summary: Dict[str, Any], runs: List[ArchRun],
-		   origin: str = DEFAULT_ORIGIN, patch_dir: Path = paths.PATCH_DIR) -> Dict[str, Any]:
+def check_origin(origin: str) -> None:
 	if not re.fullmatch(r'[a-z0-9_]+', origin):
 		raise UserError(f'KCIDB origin {origin!r}: use lower-case letters, digits and _')
+
+
+def kcidb_document(rdir: Path, summary: Dict[str, Any], runs: List[ArchRun],
+		   origin: str = DEFAULT_ORIGIN, patch_dir: Path = paths.PATCH_DIR) -> Dict[str, Any]:
+	check_origin(origin)
 	run_id = _run_id(rdir, json.dumps(summary, sort_keys=True))
 	checkout_id = f'{origin}:{run_id}'
 	series = str(summary.get('series', '') or '')
@@ -910,16 +1044,22 @@ def html_page(summary: Dict[str, Any], runs: List[ArchRun], origin: str) -> str:
 
 def write_reports(rdir: Path, kernel_tree: Path, origin: str = DEFAULT_ORIGIN, *,
 		  environment: Optional[Dict[str, Dict[str, str]]] = None, probe: bool = True,
-		  patch_dir: Path = paths.PATCH_DIR) -> Dict[str, Path]:
+		  patch_dir: Path = paths.PATCH_DIR,
+		  runs_out: Optional[List[ArchRun]] = None) -> Dict[str, Path]:
 	"""Write <arch>/junit.xml, junit.xml, kcidb.json and index.html into rdir.
 
 	kernel_tree: the tree whose kunit_parser reads the consoles (summary.json's
 	"tree" is the one the run used).  environment: {arch: {'compiler': ...,
 	'qemu': ...}} to report; what is not given comes from summary.json, the
 	kernel banner in the console, or (probe) `<cc> --version` and
-	`<qemu> --version` on this host.  Returns {path relative to rdir: path}."""
+	`<qemu> --version` on this host.  Returns {path relative to rdir: path};
+	runs_out, if given, gets the arches as read (ArchRun.disagreement: a
+	console that does not bear summary.json out)."""
 	rdir = Path(rdir)
+	check_origin(origin)             # before anything is written
 	summary, runs = load_run(rdir, kernel_tree, environment, probe)
+	if runs_out is not None:
+		runs_out.extend(runs)
 	written: Dict[str, Path] = {}
 	for r in runs:
 		p = rdir / r.arch / 'junit.xml'

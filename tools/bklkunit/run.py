@@ -99,6 +99,20 @@ def guest_timeout(args: argparse.Namespace) -> int:
 	return (prof.timeout if prof else 0) or DEFAULT_TIMEOUT
 
 
+def at_least(low: int) -> Callable[[str], int]:
+	"""An argparse type: an integer no smaller than low."""
+	def parse(text: str) -> int:
+		try:
+			n = int(text)
+		except ValueError:
+			raise argparse.ArgumentTypeError(f'not a whole number: {text!r}')
+		if n < low:
+			raise argparse.ArgumentTypeError(f'must be at least {low}, not {n}')
+		return n
+	parse.__name__ = f'integer >= {low}'
+	return parse
+
+
 def add_arguments(p: argparse.ArgumentParser, one_tree: bool = True) -> None:
 	"""The options of run; one_tree=False (ab) leaves out those that pick
 	the tree (--tree, --apply-series) and compare with baselines."""
@@ -118,11 +132,11 @@ def add_arguments(p: argparse.ArgumentParser, one_tree: bool = True) -> None:
 				    'version) tree first, with git am')
 	else:
 		p.set_defaults(tree=None, apply_series=False, compare=False, baseline_dir=None)
-	p.add_argument('--timeout', type=int, default=None,
+	p.add_argument('--timeout', type=at_least(1), default=None,
 		       help=f'seconds a guest may run before it is killed (default {DEFAULT_TIMEOUT}, '
 		       'or the profile\'s own: kasan 900)')
-	p.add_argument('--jobs', type=int, default=os.cpu_count() or 1, help='make -j')
-	p.add_argument('--parallel', type=int, default=0, metavar='N',
+	p.add_argument('--jobs', type=at_least(1), default=os.cpu_count() or 1, help='make -j')
+	p.add_argument('--parallel', type=at_least(0), default=0, metavar='N',
 		       help='arches built and booted at once (default: one per '
 		       f'{CPUS_PER_ARCH} CPUs, at least 1); each gets --jobs / N make jobs')
 	p.add_argument('--kunitconfig', action='append', default=[],
@@ -142,14 +156,14 @@ def add_arguments(p: argparse.ArgumentParser, one_tree: bool = True) -> None:
 			    'the last successful build in that directory (docs/speed.md)')
 	p.add_argument('-v', '--verbose', action='store_true',
 		       help='stream build and guest output instead of progress lines')
-	p.add_argument('--progress-interval', type=int, default=PROGRESS_INTERVAL, metavar='S',
+	p.add_argument('--progress-interval', type=at_least(1), default=PROGRESS_INTERVAL, metavar='S',
 		       help='without -v and when the output is not a terminal (CI logs): a '
 			    f'progress line every S seconds (default {PROGRESS_INTERVAL}); on a '
 			    'terminal one line is rewritten in place')
-	p.add_argument('--rerun-failures', type=int, default=0, metavar='N',
+	p.add_argument('--rerun-failures', type=at_least(0), default=0, metavar='N',
 		       help='run each failed or crashed case again on its own, up to N boots; '
 			    'one that passes then is FLAKY (default 0: off)')
-	p.add_argument('--suite-timeout', type=int, default=DEFAULT_SUITE_TIMEOUT, metavar='S',
+	p.add_argument('--suite-timeout', type=at_least(1), default=DEFAULT_SUITE_TIMEOUT, metavar='S',
 		       help='kunit.py exec --timeout of every boot after the first (suites re-run '
 			    f'after a crash, --rerun-failures; default {DEFAULT_SUITE_TIMEOUT})')
 	p.add_argument('--no-crash-rerun', action='store_true',
@@ -164,7 +178,7 @@ def add_arguments(p: argparse.ArgumentParser, one_tree: bool = True) -> None:
 	# The UFS images are carried in the kernel now; accepted so that older
 	# command lines keep working, and has no effect.
 	p.add_argument('--no-fixtures', action='store_true', help=argparse.SUPPRESS)
-	p.add_argument('--smp', type=int, default=DEFAULT_SMP, metavar='N',
+	p.add_argument('--smp', type=at_least(1), default=DEFAULT_SMP, metavar='N',
 		       help=f'vCPUs of every guest (default {DEFAULT_SMP}: the race and stress '
 			    'cases need a second CPU to race on)')
 	p.add_argument('--profile', default=profiles.DEFAULT, choices=list(profiles.PROFILES),
@@ -426,7 +440,35 @@ def resolve_tree(args: argparse.Namespace, cache: Path) -> (Path, str, Dict[str,
 			    'series': summary, 'series_hash': tree.series_hash(patches)}
 
 
-def results_dir(args: argparse.Namespace, cache: Path) -> Path:
+def check_arguments(args: argparse.Namespace, cache: Path, arches: List[str],
+		    prof: 'profiles.Profile') -> None:
+	"""Every check of run's (and ab's) arguments that can be made before
+	anything is written: before packages, the tree, the
+	results directory or `latest` are touched, bad input is a UserError."""
+	for arch in arches:
+		if prof.supports(arch):
+			kunitconfigs(arch, args.kunitconfig, prof.name)
+	if getattr(args, 'tree', None):
+		ktree = Path(args.tree).resolve()
+		if not (ktree / 'tools/testing/kunit/kunit.py').exists():
+			raise UserError(f'{ktree} is not a kernel tree with tools/testing/kunit/kunit.py')
+	if getattr(args, 'compare', False):
+		from . import baseline
+		baseline.check_baseline_dir(getattr(args, 'baseline_dir', None))
+	if args.results_dir:
+		paths.usable_dir(Path(args.results_dir).resolve(), '--results-dir', probe=True)
+	else:
+		paths.usable_dir(cache / 'results', 'the results directory', probe=True)
+	for opt in ('build_dir', 'ccache_dir'):
+		if getattr(args, opt, None):
+			paths.usable_dir(Path(getattr(args, opt)).resolve(),
+					 '--' + opt.replace('_', '-'), probe=True)
+
+
+def results_dir(args: argparse.Namespace, cache: Path, point_latest: bool = True) -> Path:
+	"""--results-dir, else a new <cache>/results/<timestamp>.  point_latest:
+	<cache>/results/latest points at it at once; run and ab leave that to
+	set_latest(), once the directory has its summary."""
 	if args.results_dir:
 		d = Path(args.results_dir).resolve()
 		d.mkdir(parents=True, exist_ok=True)
@@ -439,11 +481,24 @@ def results_dir(args: argparse.Namespace, cache: Path) -> Path:
 		d = base / (time.strftime('%Y%m%d-%H%M%S') + f'-{n}')
 		n += 1
 	d.mkdir()
-	latest = base / 'latest'
-	if latest.is_symlink() or latest.exists():
-		latest.unlink()
-	latest.symlink_to(d.name)
+	if point_latest:
+		set_latest(cache, d)
 	return d
+
+
+def set_latest(cache: Path, rdir: Path) -> None:
+	"""<cache>/results/latest -> rdir, when rdir is a timestamped directory
+	there (not a --results-dir elsewhere).  Replaced in one rename, so a
+	reader never finds it missing."""
+	base = cache / 'results'
+	if Path(rdir).parent != base:
+		return
+	latest = base / 'latest'
+	tmp = base / f'.latest.{os.getpid()}'
+	if tmp.is_symlink() or tmp.exists():
+		tmp.unlink()
+	tmp.symlink_to(Path(rdir).name)
+	tmp.replace(latest)
 
 
 def format_table(results: List[ArchResult]) -> str:
@@ -512,6 +567,7 @@ def main(args: argparse.Namespace) -> int:
 		raise UserError(str(e))
 	prof = profiles.get(getattr(args, 'profile', profiles.DEFAULT))
 	cache = paths.cache_dir(args.cache_dir)
+	check_arguments(args, cache, arches, prof)
 	# Where the run's own time goes (summary.json "timings"; `bench` reads it).
 	timings: Dict[str, float] = {}
 	t0 = time.time()
@@ -521,7 +577,7 @@ def main(args: argparse.Namespace) -> int:
 	t1 = time.time()
 	ktree, key, info = resolve_tree(args, cache)
 	timings['tree'] = time.time() - t1
-	rdir = results_dir(args, cache)
+	rdir = results_dir(args, cache, point_latest=False)
 	if prof.name != profiles.DEFAULT:
 		print(f'Profile {prof.name}: {prof.what}')
 
@@ -564,6 +620,8 @@ def main(args: argparse.Namespace) -> int:
 	summary = dict(info, arches=[asdict(r) for r in results], results_dir=str(rdir),
 		       filter_glob=args.filter_glob, profile=prof.name)
 	(rdir / 'summary.json').write_text(json.dumps(summary, indent=1) + '\n')
+	if not args.results_dir:
+		set_latest(cache, rdir)
 	div = None
 	t1 = time.time()
 	if sum(r.counted for r in results) > 1:

@@ -26,7 +26,7 @@ from typing import List, Optional
 
 from . import deps, paths, tree
 from .errors import UserError
-from .run import build_env, kunitconfigs, make_options
+from .run import at_least, build_env, kunitconfigs, make_options
 
 ALL_CHECKS = ['apply', 'checkpatch', 'fixes', 'maintainers', 'build', 'bkl-scan', 'go7007']
 # checkpatch's FILE_PATH_CHANGES ("does MAINTAINERS need updating?") fires on
@@ -50,7 +50,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 		       help='arches for the go7007 W=1 build (default: all four)')
 	p.add_argument('--update-go7007-baseline', action='store_true',
 		       help='record the current go7007 W=1 warnings as the baseline')
-	p.add_argument('--jobs', type=int, default=None, help='make -j (default: nproc)')
+	p.add_argument('--jobs', type=at_least(1), default=None, help='make -j (default: nproc)')
 	p.add_argument('--no-ccache', action='store_true')
 	p.add_argument('-v', '--verbose', action='store_true')
 

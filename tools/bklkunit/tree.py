@@ -15,9 +15,9 @@ import re
 import shutil
 import subprocess
 import tarfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import deps, paths
 from .errors import UserError
@@ -38,9 +38,18 @@ def git_env(extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
 	return env
 
 
+# git never starts an automatic gc in the trees the tool manages: a kernel
+# tree's `git gc --auto` after prepare's commits repacked the whole tree in
+# the background minutes later, and killing it left gc.pid and
+# gc.log.lock behind.  Every git the tool runs gets these; prepare also
+# writes them into the repository's own config, for the user's git.
+NO_AUTO_GC = (('gc.auto', '0'), ('maintenance.auto', 'false'))
+
+
 def git(repo: Path, *args: str, check: bool = True, env: Optional[Dict[str, str]] = None,
 	input: Optional[str] = None) -> subprocess.CompletedProcess:
-	proc = subprocess.run(['git', '-C', str(repo)] + list(args), capture_output=True,
+	opts = [a for k, v in NO_AUTO_GC for a in ('-c', f'{k}={v}')]
+	proc = subprocess.run(['git'] + opts + ['-C', str(repo)] + list(args), capture_output=True,
 			      text=True, env=git_env(env), input=input)
 	if check and proc.returncode != 0:
 		raise UserError(f'git {" ".join(args)} failed in {repo}:\n'
@@ -130,8 +139,7 @@ class State:
 
 
 def debian_version() -> str:
-	proc = subprocess.run(['dpkg-query', '-W', '-f=${Version}', paths.SOURCE_PACKAGE],
-			      capture_output=True, text=True)
+	proc = deps.dpkg_query(['-W', '-f=${Version}', paths.SOURCE_PACKAGE])
 	if proc.returncode != 0 or not proc.stdout.strip():
 		return ''
 	return proc.stdout.strip()
@@ -150,17 +158,144 @@ def state_file(tree: Path) -> Path:
 	return tree / '.git' / 'bkl-kunit.json'
 
 
-def load_state(tree: Path) -> State:
+def read_state(tree: Path) -> Tuple[Optional[State], str]:
+	"""(the state prepare recorded, '') or (None, what is wrong with it):
+	missing, unreadable, not JSON, a key this tool does not know, a value
+	of the wrong type, no pristine commit."""
+	f = state_file(tree)
 	try:
-		return State(**json.loads(state_file(tree).read_text()))
-	except (OSError, ValueError, TypeError):
-		return State()
+		data = json.loads(f.read_text())
+	except FileNotFoundError:
+		return None, f'{f} is missing'
+	except OSError as e:
+		return None, f'{f} cannot be read ({e.strerror})'
+	except ValueError:          # and UnicodeDecodeError
+		return None, f'{f} is not JSON'
+	if not isinstance(data, dict):
+		return None, f'{f} is not a JSON object'
+	known = {x.name for x in fields(State)}
+	unknown = sorted(set(data) - known)
+	if unknown:
+		return None, f'{f} has key(s) this tool does not know: {", ".join(unknown)}'
+	for k in ('debian_version', 'pristine', 'applied_head'):
+		if not isinstance(data.get(k, ''), str):
+			return None, f'{f}: "{k}" is not text'
+	if data.get('series_hash') is not None and not isinstance(data['series_hash'], str):
+		return None, f'{f}: "series_hash" is not text'
+	if not isinstance(data.get('patches', []), list) or not all(
+			isinstance(x, str) for x in data.get('patches', [])):
+		return None, f'{f}: "patches" is not a list of names'
+	st = State(**data)
+	if not st.pristine:
+		return None, f'{f} names no pristine commit'
+	return st, ''
+
+
+def load_state(tree: Path) -> State:
+	"""The recorded state, or an empty State() when there is none usable
+	(prepare itself never deletes on that: see unproven())."""
+	return read_state(tree)[0] or State()
+
+
+def unproven(tree: Path, problem: str) -> str:
+	"""The refusal for a tree prepare cannot prove is its own unmodified
+	output: what is wrong, and everything rebuilding it would delete."""
+	lines = [f'the work tree {tree} is not provably what prepare made ({problem}); '
+		 'unpacking it anew would delete:']
+	ref = ''
+	if (tree / '.git').exists():
+		proc = git(tree, 'rev-parse', '--verify', '-q', PRISTINE_REF, check=False)
+		ref = PRISTINE_REF if proc.returncode == 0 else ''
+		span = [f'{ref}..HEAD'] if ref else ['-20', 'HEAD']
+		log = git(tree, 'log', '--format=%h %s', *span, check=False)
+		commits = log.stdout.splitlines() if log.returncode == 0 else []
+		if commits:
+			lines.append(f'  {len(commits)} commit(s) '
+				     + ('above the pristine commit (the series and any of yours):' if ref
+					else '(no pristine ref; the last ones):'))
+			lines += [f'    {c}' for c in commits[:30]]
+			if len(commits) > 30:
+				lines.append(f'    ... and {len(commits) - 30} more')
+		try:
+			dirty = dirty_files(tree)
+		except UserError as e:
+			dirty = [f'(git status failed: {str(e).splitlines()[-1]})']
+		if dirty:
+			lines.append(f'  {len(dirty)} uncommitted change(s):')
+			lines += [f'    {d}' for d in dirty[:20]]
+			if len(dirty) > 20:
+				lines.append(f'    ... and {len(dirty) - 20} more')
+		if not commits and not dirty:
+			lines.append('  the git repository as it is')
+	else:
+		try:
+			names = sorted(p.name for p in tree.iterdir())
+		except OSError:
+			names = []
+		lines.append(f'  {len(names)} file(s) and directories (not a git repository): '
+			     + ', '.join(names[:20]) + (' ...' if len(names) > 20 else ''))
+	keep = (f'`git -C {tree} format-patch -o <dir> {ref}..HEAD` and copy what is not '
+		'committed' if ref else 'copy what you need')
+	lines.append(f'keep what you need first ({keep}), then run `./tools/kunit.py prepare '
+		     '--force` to unpack it anew')
+	return '\n'.join(lines)
 
 
 def save_state(tree: Path, st: State) -> None:
 	tmp = state_file(tree).with_suffix('.tmp')
 	tmp.write_text(json.dumps(asdict(st), indent=1) + '\n')
 	tmp.replace(state_file(tree))
+
+
+def patches_record(tree: Path) -> Path:
+	"""What kernel-patches/ held when prepare applied it or export wrote it:
+	{file name: sha256} of `series` and the patches it names (kept apart
+	from the state file, whose keys older tools check)."""
+	return tree / '.git' / 'bkl-kunit-patches.json'
+
+
+def patch_files(patch_dir: Path) -> Dict[str, str]:
+	"""{name: sha256} of `series` and of every patch it names that exists
+	(a *.patch it does not name is no part of the series: export removes it)."""
+	names = ['series']
+	try:
+		text = (patch_dir / 'series').read_text(errors='replace')
+	except OSError:
+		text = ''
+	for raw in text.splitlines():
+		line = raw.split('#', 1)[0].strip()
+		if line and '/' not in line.split()[0]:
+			names.append(line.split()[0])
+	out = {}
+	for name in names:
+		p = patch_dir / name
+		if p.is_file():
+			out[name] = hashlib.sha256(p.read_bytes()).hexdigest()
+	return out
+
+
+def record_patch_files(tree: Path, patch_dir: Path) -> None:
+	tmp = patches_record(tree).with_suffix('.tmp')
+	tmp.write_text(json.dumps(patch_files(patch_dir), indent=1, sort_keys=True) + '\n')
+	tmp.replace(patches_record(tree))
+
+
+def changed_patch_files(tree: Path, patch_dir: Path, st: State) -> List[str]:
+	"""The files of patch_dir changed (or added) since prepare applied it or
+	export wrote it.  Without a record (a tree prepared by an older tool)
+	only the series hash can tell: then every file, if it differs."""
+	now = patch_files(patch_dir)
+	try:
+		rec = json.loads(patches_record(tree).read_text())
+	except (OSError, ValueError):
+		rec = None
+	if isinstance(rec, dict):
+		return sorted(n for n, h in now.items() if rec.get(n) != h)
+	try:
+		same = series_hash(read_series(patch_dir)) == st.series_hash
+	except UserError:
+		same = False
+	return [] if same else sorted(now)
 
 
 def dirty_files(tree: Path) -> List[str]:
@@ -174,6 +309,14 @@ def dirty_files(tree: Path) -> List[str]:
 			continue
 		files.append(line)
 	return files
+
+
+def no_auto_gc(tree: Path) -> None:
+	"""Write NO_AUTO_GC into the repository's config where it is not so."""
+	for key, value in NO_AUTO_GC:
+		now = git(tree, 'config', '--local', '--get', key, check=False).stdout.strip()
+		if now != value:
+			git(tree, 'config', '--local', key, value)
 
 
 def head(tree: Path) -> str:
@@ -215,6 +358,7 @@ def _unpack(tarball: Path, cache: Path, debver: str) -> Path:
 		raise UserError(f'{tarball} holds Linux {found or "?"}, but the package '
 				f'version is {debver}')
 	git(src, 'init', '-q', '-b', 'work')
+	no_auto_gc(src)
 	# -f: the Debian tarball's .gitignore ignores /* (every top-level entry).
 	git(src, 'add', '-f', '-A', '.')
 	date = f'@{int(tarball.stat().st_mtime)} +0000'
@@ -252,6 +396,7 @@ def apply_series(tree: Path, patches: Sequence[Path]) -> None:
 	hunk, and raise (the caller restores the tree)."""
 	if not patches:
 		return
+	before = git(tree, 'rev-parse', '--verify', '-q', 'HEAD', check=False).stdout.strip()
 	# --keep-non-patch: strip only [PATCH ...] from subjects, so that a
 	# "[media] go7007: ..." subject survives the prepare/export round trip.
 	proc = git(tree, 'am', '-q', '--committer-date-is-author-date', '--keep-non-patch',
@@ -259,19 +404,34 @@ def apply_series(tree: Path, patches: Sequence[Path]) -> None:
 	if proc.returncode == 0:
 		return
 	output = (proc.stdout + '\n' + proc.stderr).strip()
+	said = ['git am said:'] + ['  ' + l for l in output.splitlines()
+				   if not l.startswith(('hint:', 'When you have resolved', 'If you prefer',
+							'To restore the original'))]
 	m = re.search(r'Patch failed at (\d+)', output)
-	idx = int(m.group(1)) - 1 if m else 0
-	idx = min(max(idx, 0), len(patches) - 1)
+	if not m:
+		# Killed, interrupted, or refused to start: git names no patch.
+		# The commits it made say how far it got; the next one is where
+		# it stopped (it may apply perfectly well).
+		count = git(tree, 'rev-list', '--count', f'{before}..HEAD', check=False) if before \
+			else None
+		n = int(count.stdout.strip()) if count is not None and count.returncode == 0 \
+			and count.stdout.strip().isdigit() else 0
+		why = (f'killed by signal {-proc.returncode}' if proc.returncode < 0
+		       else f'exit {proc.returncode}')
+		where = (f'at patch {patches[n].name} ("{patch_subject(patches[n])}") after applying '
+			 f'{n} of {len(patches)}' if n < len(patches)
+			 else f'after applying all {len(patches)} patches')
+		raise UserError('\n'.join(
+			[f'git am stopped {where}, without saying a patch failed ({why})']
+			+ (said if output else ['git am printed nothing'])))
+	idx = min(max(int(m.group(1)) - 1, 0), len(patches) - 1)
 	bad = patches[idx]
 	msg = [f'patch {bad.name} does not apply ("{patch_subject(bad)}")']
 	for em in re.finditer(r'error: patch failed: (.+):(\d+)', output):
 		hunk = find_hunk(bad, em.group(1), int(em.group(2)))
 		msg.append(f'failing hunk in {em.group(1)} at line {em.group(2)}:')
 		msg.append(hunk or '  (hunk not found in the patch text)')
-	msg.append('git am said:')
-	msg.extend('  ' + l for l in output.splitlines()
-		   if not l.startswith(('hint:', 'When you have resolved', 'If you prefer',
-					'To restore the original')))
+	msg.extend(said)
 	raise UserError('\n'.join(msg))
 
 
@@ -314,16 +474,29 @@ def prepare(cache: Path, patch_dir: Path = paths.PATCH_DIR, allow_install: bool 
 	patches = read_series(patch_dir)
 	want = series_hash(patches)
 	tree = tree_path(cache, debver)
-	st = load_state(tree) if tree.exists() else State()
-	if not st.pristine:
+	if tree.exists() or tree.is_symlink():
+		found, problem = read_state(tree)
+		if found is None and not force:
+			# Nothing proves this is prepare's own unmodified output: it
+			# may hold work, so it is refused like local work is.
+			raise UserError(unproven(tree, problem))
+		if found is None:
+			print(f'--force: unpacking {tree} anew ({problem})', flush=True)
+			tree = _unpack(tarball, cache, debver)
+			found = load_state(tree)
+		st = found
+	else:
 		tree = _unpack(tarball, cache, debver)
 		st = load_state(tree)
+	no_auto_gc(tree)
 	changed = False
 	cur = head(tree)
 	dirty = dirty_files(tree)
 	if st.series_hash == want and cur == st.applied_head and not dirty:
 		if not quiet:
 			print(f'Work tree {tree} is up to date ({len(patches)} patches on {debver}).')
+		if not patches_record(tree).exists():
+			record_patch_files(tree, patch_dir)
 	else:
 		local = cur != st.applied_head or bool(dirty)
 		if local and keep_local and not force and st.series_hash == want:
@@ -338,10 +511,22 @@ def prepare(cache: Path, patch_dir: Path = paths.PATCH_DIR, allow_install: bool 
 				    check=False).stdout.strip() or '?'
 			detail = [f'  {ahead} commit(s) not yet exported'] if cur != st.applied_head else []
 			detail += ['  ' + d for d in dirty[:20]]
+			edited = changed_patch_files(tree, patch_dir, st)
+			if edited:
+				# Both sides changed: export would overwrite the edits in
+				# kernel-patches/, prepare would drop the tree's work.
+				how = ('\nkernel-patches/ changed too since the tree was prepared from it: '
+				       + ', '.join(edited) + '\n`./tools/kunit.py export` would overwrite '
+				       'those and prepare would drop the work above; save the tree\'s '
+				       f'commits first (`git -C {tree} format-patch -o <dir> '
+				       f'{PRISTINE_REF}..HEAD`, and commit what is not committed), '
+				       'then merge by hand, or `./tools/kunit.py prepare --force` to '
+				       'throw the tree\'s work away')
+			else:
+				how = ('\nrun `./tools/kunit.py export` to keep it, or '
+				       '`./tools/kunit.py prepare --force` to throw it away')
 			raise UserError(f'the work tree {tree} has work that is not in kernel-patches/:\n'
-					+ '\n'.join(detail) +
-					'\nrun `./tools/kunit.py export` to keep it, or '
-					'`./tools/kunit.py prepare --force` to throw it away')
+					+ '\n'.join(detail) + how)
 		print(f'Rebuilding {tree}: pristine {upstream_version(debver)} + '
 		      f'{len(patches)} patches ...', flush=True)
 		_reset_to_pristine(tree, st)
@@ -354,6 +539,7 @@ def prepare(cache: Path, patch_dir: Path = paths.PATCH_DIR, allow_install: bool 
 		st.patches = [p.name for p in patches]
 		st.applied_head = head(tree)
 		save_state(tree, st)
+		record_patch_files(tree, patch_dir)
 		changed = True
 	return Prepared(tree, debver, upstream_version(debver), st.pristine, head(tree),
 			[p.name for p in patches], changed)
@@ -362,8 +548,12 @@ def prepare(cache: Path, patch_dir: Path = paths.PATCH_DIR, allow_install: bool 
 def find_prepared(cache: Path) -> Path:
 	debver = debian_version()
 	tree = tree_path(cache, debver) if debver else None
-	if not tree or not load_state(tree).pristine:
+	if not tree or not tree.exists():
 		raise UserError('no prepared work tree; run `./tools/kunit.py prepare` first')
+	st, problem = read_state(tree)
+	if st is None:
+		raise UserError(f'the work tree {tree} has no usable prepare state ({problem}); '
+				'`./tools/kunit.py prepare` will say what it holds')
 	return tree
 
 
@@ -371,8 +561,12 @@ SERIES_HEADER = ('# Applied in this order with `git am` to Debian\'s pristine {s
 		 '# Written by `./tools/kunit.py export`; edit the work tree, not these files.\n')
 
 
-def export(cache: Path, patch_dir: Path = paths.PATCH_DIR) -> List[Path]:
-	"""format-patch the commits above the pristine base into patch_dir."""
+def export(cache: Path, patch_dir: Path = paths.PATCH_DIR, force: bool = False) -> List[Path]:
+	"""format-patch the commits above the pristine base into patch_dir.
+
+	Refused when a file there changed since prepare applied it (or export
+	wrote it) and export would overwrite or delete it: the edit would be
+	lost.  force: overwrite anyway."""
 	tree = find_prepared(cache)
 	st = load_state(tree)
 	dirty = dirty_files(tree)
@@ -390,14 +584,31 @@ def export(cache: Path, patch_dir: Path = paths.PATCH_DIR) -> List[Path]:
 		    '--abbrev=12', '--diff-algorithm=myers', '-o', str(tmp),
 		    f'{st.pristine}..HEAD')
 		new = sorted(tmp.glob('*.patch'))
+		series_text = (SERIES_HEADER.format(src=paths.SOURCE_PACKAGE) +
+			       ''.join(p.name + '\n' for p in new))
+		if not force:
+			out = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in new}
+			out['series'] = hashlib.sha256(series_text.encode()).hexdigest()
+			now = patch_files(patch_dir)
+			lost = [n for n in changed_patch_files(tree, patch_dir, st)
+				if out.get(n) != now.get(n)]
+			if lost:
+				raise UserError(
+					f'{patch_dir} changed since the work tree was prepared from it, '
+					'and export would ' + ('overwrite or delete' if len(lost) > 1 else
+							     'delete' if lost[0] not in out else 'overwrite')
+					+ ' these edits:\n' + '\n'.join(
+						f'  {n}' + ('' if n in out else ' (export would delete it)')
+						for n in lost)
+					+ '\nrun `./tools/kunit.py prepare` to rebuild the tree from them '
+					'(if they are what to keep), or `./tools/kunit.py export --force` '
+					'to overwrite them with the tree\'s commits')
 		patch_dir.mkdir(parents=True, exist_ok=True)
 		for old in patch_dir.glob('*.patch'):
 			old.unlink()
 		for p in new:
 			shutil.copyfile(p, patch_dir / p.name)
-		(patch_dir / 'series').write_text(
-			SERIES_HEADER.format(src=paths.SOURCE_PACKAGE) +
-			''.join(p.name + '\n' for p in new))
+		(patch_dir / 'series').write_text(series_text)
 	finally:
 		shutil.rmtree(tmp, ignore_errors=True)
 	patches = read_series(patch_dir)
@@ -405,6 +616,7 @@ def export(cache: Path, patch_dir: Path = paths.PATCH_DIR) -> List[Path]:
 	st.patches = [p.name for p in patches]
 	st.applied_head = head(tree)
 	save_state(tree, st)
+	record_patch_files(tree, patch_dir)
 	return patches
 
 

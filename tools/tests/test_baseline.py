@@ -310,7 +310,11 @@ def test_cli_compare_default_dir_exit_codes(tmp_path, parser_tree, monkeypatch, 
 	worse = write_results(tmp_path / 'worse', parser_tree, {'x86_64': ktap_console(
 		('alpha', [('one', 'ok'), ('two', 'ok'), ('three', 'not ok')]))})
 	assert cli.main(['compare', str(worse)]) == 1
+	# An empty baseline directory: no baseline for the arch, not a regression.
+	(tmp_path / 'none').mkdir()
 	assert cli.main(['compare', str(worse), '--baseline-dir', str(tmp_path / 'none')]) == 0
+	# One that does not exist is a mistake (issue #17): exit 2, not "no baseline".
+	assert cli.main(['compare', str(worse), '--baseline-dir', str(tmp_path / 'nil')]) == 2
 	(tmp_path / 'bad').mkdir()
 	(tmp_path / 'bad' / 'x86_64.json').write_text('{"cases": 3}')
 	assert cli.main(['compare', str(worse), '--baseline-dir', str(tmp_path / 'bad')]) == 2
@@ -660,6 +664,7 @@ def test_one_arch_run_has_no_divergence(rf, capsys):
 def test_run_compare(rf, tmp_path, capsys):
 	f = rf
 	bdir = tmp_path / 'bl'
+	bdir.mkdir()          # a --baseline-dir that does not exist is refused (issue #17)
 	f.ctl_write('x86_64', 'console', ktap_console(ALPHA))
 	assert run.main(f.args('--arch', 'x86_64', '--no-ccache', '--compare',
 			       '--baseline-dir', str(bdir))) == 0

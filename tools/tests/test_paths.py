@@ -125,22 +125,35 @@ def test_repo_paths_point_into_this_repository():
 	assert isinstance(paths.SOURCE_TARBALL, Path)
 
 
-def test_locked_makes_a_second_holder_wait_and_says_who_holds_it(tmp_path, capsys):
+def test_locked_makes_a_second_holder_wait_and_says_who_holds_it(tmp_path, capsys,
+								   monkeypatch):
+	import fcntl
 	import subprocess
 	import sys
 	lock = tmp_path / 'build' / 'x86_64.lock'
-	# Another process holds the lock for a moment.
-	code = ('import sys, time; sys.path.insert(0, %r); from pathlib import Path; '
+	# Another process holds the lock until told to let go: only once this
+	# one has found it held and starts to wait (no sleep, no deadline).
+	code = ('import sys; sys.path.insert(0, %r); from pathlib import Path; '
 		'from bklkunit import paths\n'
 		'with paths.locked(Path(%r), "x"):\n'
-		'    print("held", flush=True); time.sleep(1); Path(%r).write_text("done")\n') % (
+		'    print("held", flush=True); sys.stdin.readline(); Path(%r).write_text("done")\n') % (
 			str(paths.REPO / 'tools'), str(lock), str(tmp_path / 'done'))
-	other = subprocess.Popen([sys.executable, '-c', code], stdout=subprocess.PIPE, text=True)
+	other = subprocess.Popen([sys.executable, '-c', code], stdin=subprocess.PIPE,
+				 stdout=subprocess.PIPE, text=True)
 	assert other.stdout.readline().strip() == 'held'
+	real_flock = fcntl.flock
+
+	def flock(f, op):
+		if op == fcntl.LOCK_EX:             # the blocking wait, after LOCK_NB failed
+			other.stdin.write('go\n')
+			other.stdin.flush()
+		return real_flock(f, op)
+	monkeypatch.setattr(paths.fcntl, 'flock', flock)
 	with paths.locked(lock, 'the build directory x86_64'):
 		# Only after the other holder finished its block.
 		assert (tmp_path / 'done').read_text() == 'done'
 		assert lock.read_text() == f'pid {os.getpid()}\n'
+	other.stdin.close()
 	assert other.wait() == 0
 	out = capsys.readouterr().out
 	assert f'Waiting for the build directory x86_64: in use by pid {other.pid}' in out

@@ -8,7 +8,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -100,17 +99,16 @@ def test_build_activity_is_what_the_descendants_make():
 
 
 def test_proc_table_and_build_activity_of_real_processes(tmp_path):
-	"""A real process tree: sh, under it a `gcc` (python under that name)."""
+	"""A real process tree: sh, under it a `gcc` (python under that name).
+	The `gcc` says when it runs and then waits to be killed: no deadline."""
 	gcc = tmp_path / 'gcc'
 	gcc.symlink_to(sys.executable)
-	parent = subprocess.Popen(['sh', '-c', f'{gcc} -c "import time; time.sleep(30)" '
-				   '-o fs/ufs/inode.o; true'])
+	parent = subprocess.Popen(['sh', '-c', f'{gcc} -c "import sys; print(1, flush=True); '
+				   'sys.stdin.read()" -o fs/ufs/inode.o; true'],
+				  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 	try:
-		deadline = time.time() + 10
-		acts = []
-		while time.time() < deadline and not acts:
-			acts = progress.build_activity(parent.pid, progress.proc_table())
-			time.sleep(0.05)
+		assert parent.stdout.readline().strip() == '1'      # it runs, under sh
+		acts = progress.build_activity(parent.pid, progress.proc_table())
 		assert acts == ['CC fs/ufs/inode.o']
 		table = progress.proc_table()
 		assert table[os.getpid()][1][0].endswith(('python3', 'python', 'pytest'))
@@ -120,7 +118,7 @@ def test_proc_table_and_build_activity_of_real_processes(tmp_path):
 			if ppid == parent.pid:
 				os.kill(pid, 9)
 		parent.kill()
-		parent.wait()
+		parent.communicate()
 
 
 def test_proc_table_without_proc(tmp_path):
@@ -218,10 +216,8 @@ for line in sys.stdin.read().splitlines():
 '''
 
 QUIET_BUILD = r'''
-import time
 print('[07:18:41] Building KUnit Kernel ...', flush=True)
 print('Building with:', flush=True)
-time.sleep(0.6)
 print('[07:19:06] Elapsed time: 24.546s', flush=True)
 '''
 
@@ -255,16 +251,31 @@ def test_stream_to_a_log_keeps_everything_and_prints_progress(tmp_path, clock, c
 
 
 def test_stream_ticks_while_the_command_is_silent(tmp_path, clock, capsys, monkeypatch):
-	"""kunit.py build sends make's output to /dev/null: minutes without a line."""
-	monkeypatch.setattr(progress, 'TICK', 0.05)
+	"""kunit.py build sends make's output to /dev/null: minutes without a line.
+
+	Deterministic whatever the machine's load: the silence is scripted
+	(five waits that time out, right after "Building with:"), every other
+	wait blocks until the command's next line, and the clock is fake (10 s
+	a look).  So the ticks are: a line (10 s), a line (20 s), five
+	silences (30 s: shown, 40, 50, 60: shown, 70), the last line (80 s)."""
+	silences = []
+
+	def scripted(lines, timeout):
+		if silences:
+			return silences.pop()
+		line = lines.get()
+		if line and line.strip() == 'Building with:':
+			silences.extend([''] * 5)
+		return line
+	monkeypatch.setattr(progress, 'next_line', scripted)
 	clock.step = 10
 	rc, log = _stream_script(tmp_path, QUIET_BUILD, 'arm64 build', interval=30)
 	assert rc == 0 and 'Elapsed time' in log
 	shown = capsys.readouterr().out.splitlines()
 	ticks = [l for l in shown if ' done in ' not in l]
-	assert len(ticks) >= 2
-	assert all(re.fullmatch(STAMP + r' arm64 build \d+s: (Building with:|.*Building KUnit '
-				    r'Kernel \.\.\.)', l) for l in ticks), ticks
+	assert len(ticks) == 2
+	assert all(re.fullmatch(STAMP + r' arm64 build (30|60)s: Building with:', l)
+		   for l in ticks), ticks
 	assert re.fullmatch(STAMP + r' arm64 build done in \d+s', shown[-1])
 
 

@@ -651,7 +651,7 @@ def test_main_parallel_runs_arches_at_once_with_their_share_of_jobs(main_env, ca
 	f = main_env
 	for a in ('x86_64', 'arm64'):
 		f.scenario(a, console='console_pass.log')
-	both = threading.Barrier(2, timeout=20)
+	both = threading.Barrier(2, timeout=600)   # a guard against a hang, not a measure
 	seen = {}
 	real = run.run_arch
 
