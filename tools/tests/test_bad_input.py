@@ -69,7 +69,7 @@ def test_check_series_jobs_range(capsys):
 
 @pytest.fixture
 def watched(main_env, monkeypatch):
-	"""main_env, recording whether the tree and fixture steps ran."""
+	"""main_env, recording whether the tree step ran."""
 	f = main_env
 	f.steps = []
 	real = run.resolve_tree
@@ -78,8 +78,6 @@ def watched(main_env, monkeypatch):
 		f.steps.append('tree')
 		return real(args, cache)
 	monkeypatch.setattr(run, 'resolve_tree', resolve_tree)
-	monkeypatch.setattr(run, 'attach_fixtures',
-			    lambda args, cache, info: f.steps.append('fixtures'))
 	return f
 
 
