@@ -163,6 +163,7 @@ def emit_c(images: Sequence[Carried], makefs_version: str) -> str:
 				out.append(f'\t{{ {r.sector}, {r.count}, NULL, {r.start}, 0 }},')
 		out.append('};')
 		if xz:
+			out.append('')
 			out.append(f'static const u8 {ident}_xz[] = {{')
 			out += _hex_lines(xz)
 			out.append('};')
@@ -305,18 +306,26 @@ def check(c_file: Path, images: Sequence['fixtures.Image']) -> List[str]:
 
 
 def costs(text: str) -> List[Tuple[str, int, int]]:
-	"""(image, lines, bytes) of each image's runs and data in an emitted file
-	(the shared table at the end is one entry of 9 lines per image)."""
+	"""(image, lines, bytes) of each image's runs and data in an emitted file:
+	from its comment to the next image's (or the shared table, which is one
+	entry of 9 lines per image), without the blank line that closes it."""
 	out: List[Tuple[str, int, int]] = []
-	cur: Optional[List[str]] = None
+	cur: List[str] = []
 	name = ''
+
+	def close() -> None:
+		while cur and cur[-1] == '':
+			cur.pop()
+		if name:
+			out.append((name, len(cur), sum(len(x) + 1 for x in cur)))
+
 	for line in text.splitlines():
 		m = re.match(r'^/\* ([a-z0-9-]+): \d+ bytes, ', line)
-		if m:
-			cur, name = [line], m.group(1)
-		elif cur is not None and line == '':
-			out.append((name, len(cur), sum(len(x) + 1 for x in cur)))
-			cur = None
-		elif cur is not None:
+		if m or line.startswith('const struct ufs_fixture_image '):
+			close()
+			cur, name = [line], (m.group(1) if m else '')
+			if not m:
+				break
+		elif name:
 			cur.append(line)
 	return out

@@ -549,6 +549,28 @@ def test_parse_c_is_strict():
 		carried.parse_c(text.replace('.data_sectors = 1,', '.data_sectors = 2,'))
 
 
+def test_emitted_c_is_kernel_style():
+	"""What checkpatch --strict asks of every patch: a blank line after each
+	array, no line over 100 columns (tabs are 8); and costs() counts each
+	image from its comment to the next, blank lines inside included."""
+	c = carried.Carried('x', 4096, '', [carried.Run(0, 1, '', 0, 0),
+					     carried.Run(2, 2, 'f', 0, 700)], b'\1' * 512)
+	d = carried.Carried('y', 4096, 'x', [carried.Run(0, 8, '', 0, 0)], b'')
+	text = carried.emit_c([c, d], 'v')
+	lines = text.splitlines()
+	for i, line in enumerate(lines[:-1]):
+		if line == '};':
+			assert lines[i + 1] == '', f'line {i + 2}: no blank line after an array'
+		assert len(line.expandtabs(8)) <= 100, f'line {i + 1} is too long'
+	got = carried.costs(text)
+	assert [name for name, _, _ in got] == ['x', 'y']
+	x_lines = got[0][1]
+	# comment, runs array (open, 2 runs, close), blank, xz array (open, data, close)
+	assert x_lines == 1 + 4 + 1 + 2 + len(carried._hex_lines(carried.compress(b'\1' * 512)))
+	assert got[1][1] == 1 + 3        # comment, runs array of one run: no data
+	assert sum(b for _, _, b in got) < len(text)
+
+
 def _series_file(path: str) -> str:
 	"""The content of a new file the series adds (exactly one patch may touch it)."""
 	texts = []
