@@ -6,6 +6,7 @@ variable, never at a fixed absolute path."""
 
 import os
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -24,11 +25,18 @@ def project_files():
 	return [p for p in paths.REPO.rglob('*') if p.is_file() and '.git' not in p.parts]
 
 
+# Directories every machine has: a file naming /tmp/x says nothing about
+# where this checkout is, so a clone under one of them (make test in
+# /tmp/clone) must not turn every /tmp/... in a test into a finding.
+SHARED_DIRS = {Path('/tmp'), Path('/var/tmp'), Path(tempfile.gettempdir()), Path('/home')}
+
+
 def machine_paths():
-	"""Where this checkout and this user's home happen to be."""
+	"""Where this checkout (and the directory it sits in, unless that is a
+	directory every machine has) and this user's home happen to be."""
 	out = []
-	for p in (paths.REPO.parent, Path.home()):
-		if p != Path(p.anchor):
+	for p in (paths.REPO, paths.REPO.parent, Path.home()):
+		if p != Path(p.anchor) and p not in SHARED_DIRS:
 			out.append(str(p).rstrip('/') + '/')
 	return out
 
