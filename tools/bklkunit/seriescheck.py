@@ -83,10 +83,18 @@ class Check:
 	seconds: float = 0.0
 
 
+# A commit cited in the text of a message: 12+ hex digits and ("subject"),
+# the subject possibly wrapped over lines.
+CITED_RE = re.compile(r'\b(?P<id>[0-9a-f]{12,40})\s+\("(?P<subject>[^"]+)"\)')
+
+
 def fixes_problems(patch_text: str, known: dict) -> tuple:
-	"""(number of Fixes: tags in the commit message, problems with them)."""
+	"""(number of upstream ids in the commit message - its Fixes: tags and
+	the commits its text cites as `<id> ("subject")` - and the problems with
+	them): each must be listed in upstream-commits.txt with that subject."""
 	message = patch_text.split('\n---\n', 1)[0]
-	tags = [l for l in message.splitlines() if l.startswith('Fixes:')]
+	lines = message.splitlines()
+	tags = [l for l in lines if l.startswith('Fixes:')]
 	bad = []
 	for t in tags:
 		m = FIXES_RE.match(t)
@@ -94,7 +102,14 @@ def fixes_problems(patch_text: str, known: dict) -> tuple:
 			bad.append(f'{t}: not `Fixes: <12+ hex> ("subject")`')
 		elif known.get(m.group('id')[:12]) != m.group('subject'):
 			bad.append(f'{t}: not in upstream-commits.txt with that subject')
-	return len(tags), bad
+	text = ' '.join(l.strip() for l in lines if not l.startswith('Fixes:'))
+	cited = list(CITED_RE.finditer(text))
+	for m in cited:
+		subject = ' '.join(m.group('subject').split())
+		if known.get(m.group('id')[:12]) != subject:
+			bad.append(f'cites {m.group("id")} ("{subject}"): not in '
+				   'upstream-commits.txt with that subject')
+	return len(tags) + len(cited), bad
 
 
 BKL_CALL_RE = re.compile(r'(^|[^\w])(un)?lock_kernel\s*\(|#\s*include\s*<linux/smp_lock\.h>')
@@ -192,7 +207,7 @@ class Checker:
 			tags, bad = fixes_problems(p.read_text(errors='replace'), known)
 			if tags:
 				self.add(f'fixes {p.name}', not bad, '\n'.join(bad) or
-					 f'{tags} Fixes: tag(s) match {listing.name}')
+					 f'{tags} upstream id(s) match {listing.name}')
 
 	def check_maintainers(self) -> None:
 		for p, c in zip(self.patches, self.commits):

@@ -33,6 +33,15 @@ def test_no_fixes_tag_and_tags_below_the_cut_are_not_counted():
 	assert seriescheck.fixes_problems(_patch('just a test'), KNOWN) == (0, [])
 
 
+def test_cited_mainline_commits_are_checked_too():
+	known = dict(KNOWN, **{'426f07ad3e2c': 'ufs_free_fragments(): fix the braino in sanity check'})
+	ok = _patch('Mainline fixed it with commit 426f07ad3e2c ("ufs_free_fragments(): fix\n'
+		    'the braino in sanity check"); stable should take that.')
+	assert seriescheck.fixes_problems(ok, known) == (1, [])
+	n, bad = seriescheck.fixes_problems(_patch('see 0123456789abcdef ("ufs: made up")'), known)
+	assert n == 1 and 'not in upstream-commits.txt' in bad[0]
+
+
 def test_warnings_in_touched_files_only():
 	out = ('../../../src/linux/fs/autofs/tests/autofs_kunit.c:12:3: warning: unused variable\n'
 	       '../../../src/linux/fs/other.c:1:1: warning: elsewhere\n'
