@@ -207,7 +207,7 @@ FAKE_SOURCE: Dict[str, str] = {
 
 # fs/autofs/Kconfig after one and after two patches that each append a block.
 KCONFIG_A = FAKE_SOURCE['fs/autofs/Kconfig'] + (
-	'\nconfig AUTOFS_KUNIT_TEST\n\tbool "KUnit tests for autofs" if !KUNIT_ALL_TESTS\n'
+	'\nconfig AUTOFS_PROTOCOL_KUNIT_TEST\n\tbool "KUnit tests for autofs" if !KUNIT_ALL_TESTS\n'
 	'\tdepends on KUNIT=y && AUTOFS_FS=y\n\tdefault KUNIT_ALL_TESTS\n')
 KCONFIG_B = KCONFIG_A + (
 	'\nconfig AUTOFS_END_STATE_KUNIT_TEST\n\tbool "KUnit end-state checks"\n'

@@ -322,7 +322,7 @@ def test_defined_symbols_are_those_of_the_pristine_commit(repo):
 	commit(main, 'more\n', {'lib/Kconfig.debug': KCONFIG_DEBUG, 'README': 'config NOPE\n'})
 	assert ab.defined_symbols(main, pristine) == {'AUTOFS_FS'}
 	got = ab.defined_symbols(main, 'HEAD')
-	assert got == {'AUTOFS_FS', 'AUTOFS_KUNIT_TEST', 'AUTOFS_END_STATE_KUNIT_TEST',
+	assert got == {'AUTOFS_FS', 'AUTOFS_PROTOCOL_KUNIT_TEST', 'AUTOFS_END_STATE_KUNIT_TEST',
 		       'DEBUG_KERNEL', 'PROVE_LOCKING', 'KUNIT'}
 
 
@@ -336,18 +336,18 @@ def test_defined_symbols_of_nothing_is_an_error(tmp_path):
 
 
 def test_filter_text_drops_only_options_with_a_reason():
-	text = ('# AppleTalk\nCONFIG_ATALK=y\nCONFIG_ATALK_KUNIT_TEST=y\n'
-		'# CONFIG_ATALK_KUNIT_TEST=y was here\n# CONFIG_UFS_RW_KUNIT_TEST is not set\n'
-		'CONFIG_CMDLINE="a b"\n\n  CONFIG_UFS_KUNIT_TEST=y  \n')
+	text = ('# AppleTalk\nCONFIG_ATALK=y\nCONFIG_ATALK_DDP_KUNIT_TEST=y\n'
+		'# CONFIG_ATALK_DDP_KUNIT_TEST=y was here\n# CONFIG_UFS_RW_KUNIT_TEST is not set\n'
+		'CONFIG_CMDLINE="a b"\n\n  CONFIG_UFS_MAP_KUNIT_TEST=y  \n')
 	new, dropped = ab.filter_text(text, lambda s: 'new' if 'KUNIT_TEST' in s else None)
-	assert dropped == [('CONFIG_ATALK_KUNIT_TEST=y', 'new'),
+	assert dropped == [('CONFIG_ATALK_DDP_KUNIT_TEST=y', 'new'),
 			   ('# CONFIG_UFS_RW_KUNIT_TEST is not set', 'new'),
-			   ('CONFIG_UFS_KUNIT_TEST=y', 'new')]
+			   ('CONFIG_UFS_MAP_KUNIT_TEST=y', 'new')]
 	lines = new.splitlines()
 	assert lines[:2] == ['# AppleTalk', 'CONFIG_ATALK=y']
 	assert lines[2] == ('# kunit.py ab: dropped on the pristine tree (new): '
-			    'CONFIG_ATALK_KUNIT_TEST=y')
-	assert lines[3] == '# CONFIG_ATALK_KUNIT_TEST=y was here'     # a comment stays
+			    'CONFIG_ATALK_DDP_KUNIT_TEST=y')
+	assert lines[3] == '# CONFIG_ATALK_DDP_KUNIT_TEST=y was here'     # a comment stays
 	assert 'CONFIG_CMDLINE="a b"' in lines
 	assert ab.option_symbol('CONFIG_X=m') == 'X' and ab.option_symbol('# x') is None
 
@@ -356,15 +356,15 @@ def test_a_fragments_copies_only_what_changes(tmp_path):
 	keep = tmp_path / 'default.config'
 	keep.write_text('CONFIG_DEBUG_KERNEL=y\n')
 	change = tmp_path / '.kunitconfig'
-	change.write_text('CONFIG_KUNIT=y\nCONFIG_AUTOFS_KUNIT_TEST=y\n')
+	change.write_text('CONFIG_KUNIT=y\nCONFIG_AUTOFS_PROTOCOL_KUNIT_TEST=y\n')
 	dest = tmp_path / 'out' / 'kunitconfig'
-	why = {'AUTOFS_KUNIT_TEST': ab.NOT_DEFINED}.get
+	why = {'AUTOFS_PROTOCOL_KUNIT_TEST': ab.NOT_DEFINED}.get
 	got, dropped = ab.a_fragments([change, keep], why, dest)
 	assert got == [dest / '01-kunitconfig', keep]
 	text = got[0].read_text()
 	assert text.startswith(f'# {change}, for the pristine tree')
-	assert 'CONFIG_KUNIT=y\n' in text and '\nCONFIG_AUTOFS_KUNIT_TEST=y' not in text
-	assert dropped == [{'option': 'CONFIG_AUTOFS_KUNIT_TEST=y', 'fragment': str(change),
+	assert 'CONFIG_KUNIT=y\n' in text and '\nCONFIG_AUTOFS_PROTOCOL_KUNIT_TEST=y' not in text
+	assert dropped == [{'option': 'CONFIG_AUTOFS_PROTOCOL_KUNIT_TEST=y', 'fragment': str(change),
 			    'why': ab.NOT_DEFINED}]
 	# Nothing to drop: no copies, and an old copy is gone.
 	got, dropped = ab.a_fragments([keep], why, dest)
@@ -444,7 +444,7 @@ sys.exit(f'stub kunit.py: unexpected verb {verb}')
 '''
 
 KUNITCONFIG = ('CONFIG_KUNIT=y\nCONFIG_AUTOFS_FS=y\n# The series\' own suites:\n'
-	       'CONFIG_AUTOFS_KUNIT_TEST=y\nCONFIG_AUTOFS_END_STATE_KUNIT_TEST=y\n')
+	       'CONFIG_AUTOFS_PROTOCOL_KUNIT_TEST=y\nCONFIG_AUTOFS_END_STATE_KUNIT_TEST=y\n')
 PRISTINE_KCONFIG = {
 	'lib/kunit/Kconfig': 'menuconfig KUNIT\n\ttristate "KUnit"\n',
 	'lib/Kconfig.debug': 'config DEBUG_KERNEL\n\tbool "Kernel debugging"\n',
@@ -528,7 +528,7 @@ def test_ab_labels_new_fixed_and_regressed(abf, capsys):
 	# A was built from the pristine worktree without the series' symbols.
 	[a_build] = f.side_calls('a', 'build')
 	[b_build] = f.side_calls('b', 'build')
-	assert 'CONFIG_AUTOFS_KUNIT_TEST=y' in b_build['entries']
+	assert 'CONFIG_AUTOFS_PROTOCOL_KUNIT_TEST=y' in b_build['entries']
 	assert 'CONFIG_AUTOFS_END_STATE_KUNIT_TEST=y' in b_build['entries']
 	assert not [e for e in a_build['entries'] if 'KUNIT_TEST' in e]
 	assert 'CONFIG_AUTOFS_FS=y' in a_build['entries'] and 'CONFIG_KUNIT=y' in a_build['entries']
@@ -536,7 +536,7 @@ def test_ab_labels_new_fixed_and_regressed(abf, capsys):
 	assert f'--build_dir={abd}' in a_build['argv']
 	assert f'--build_dir={f.cache / "build" / "debian" / "x86_64"}' in b_build['argv']
 	assert [d['option'] for d in x['a']['kunitconfig_dropped']] == [
-		'CONFIG_AUTOFS_KUNIT_TEST=y', 'CONFIG_AUTOFS_END_STATE_KUNIT_TEST=y']
+		'CONFIG_AUTOFS_PROTOCOL_KUNIT_TEST=y', 'CONFIG_AUTOFS_END_STATE_KUNIT_TEST=y']
 	filtered = f.results / 'a' / 'x86_64' / 'kunitconfig' / '01-kunitconfig'
 	assert f'--kunitconfig={filtered}' in a_build['argv']
 	assert f'--kunitconfig={f.repo / "kunit/profiles/default.config"}' in a_build['argv']
@@ -556,7 +556,7 @@ def test_ab_labels_new_fixed_and_regressed(abf, capsys):
 	out = capsys.readouterr().out
 	assert 'A (pristine): ' + str(f.a_tree) in out and '(created)' in out
 	assert '  A (pristine): FAIL' in out and '  B (series): FAIL' in out
-	assert 'A kunitconfig without: CONFIG_AUTOFS_KUNIT_TEST=y' in out
+	assert 'A kunitconfig without: CONFIG_AUTOFS_PROTOCOL_KUNIT_TEST=y' in out
 	table = out[out.index('== x86_64'):]
 	lines = [l.split() for l in table.splitlines()]
 	assert ['regressed', 'by', 'the', 'series', 'alpha.three', 'pass', 'fail'] in lines
@@ -676,14 +676,14 @@ def test_ab_drops_what_kunit_build_refuses_on_the_pristine_tree(abf, capsys):
 	f.ctl_write('a', 'x86_64', 'refuse', 'AUTOFS_FS\n')
 	f.ctl_write('a', 'x86_64', 'console', ktap_console(ALPHA))
 	f.ctl_write('b', 'x86_64', 'console', ktap_console(ALPHA))
-	rc = ab.main(f.ab_args('--arch', 'x86_64', '--kconfig-add', 'CONFIG_AUTOFS_KUNIT_TEST=y',
+	rc = ab.main(f.ab_args('--arch', 'x86_64', '--kconfig-add', 'CONFIG_AUTOFS_PROTOCOL_KUNIT_TEST=y',
 			       '--kconfig-add', 'CONFIG_DEBUG_KERNEL=y'))
 	assert rc == 0
 	first, second = f.side_calls('a', 'build')
 	assert 'CONFIG_AUTOFS_FS=y' in first['entries']
 	assert 'CONFIG_AUTOFS_FS=y' not in second['entries']
 	assert 'CONFIG_DEBUG_KERNEL=y' in second['entries']
-	assert '--kconfig_add=CONFIG_AUTOFS_KUNIT_TEST=y' not in first['argv']
+	assert '--kconfig_add=CONFIG_AUTOFS_PROTOCOL_KUNIT_TEST=y' not in first['argv']
 	assert '--kconfig_add=CONFIG_DEBUG_KERNEL=y' in first['argv']
 	adir = f.results / 'a' / 'x86_64'
 	assert 'Missing: CONFIG_AUTOFS_FS=y' in (adir / 'build.refused.log').read_text()
@@ -692,9 +692,9 @@ def test_ab_drops_what_kunit_build_refuses_on_the_pristine_tree(abf, capsys):
 	assert x['a']['status'] == 'PASS'
 	assert [(d['option'], d['why']) for d in x['a']['kunitconfig_dropped']] == [
 		('CONFIG_AUTOFS_FS=y', ab.REFUSED),
-		('CONFIG_AUTOFS_KUNIT_TEST=y', ab.NOT_DEFINED),
+		('CONFIG_AUTOFS_PROTOCOL_KUNIT_TEST=y', ab.NOT_DEFINED),
 		('CONFIG_AUTOFS_END_STATE_KUNIT_TEST=y', ab.NOT_DEFINED),
-		('CONFIG_AUTOFS_KUNIT_TEST=y', ab.NOT_DEFINED)]
+		('CONFIG_AUTOFS_PROTOCOL_KUNIT_TEST=y', ab.NOT_DEFINED)]
 	assert x['a']['kunitconfig_dropped'][-1]['fragment'] == '--kconfig-add'
 	assert 'CONFIG_AUTOFS_FS=y (refused by kunit.py)' in capsys.readouterr().out
 	# B was built once, with everything.

@@ -42,7 +42,7 @@ COMMIT1_FILES = {
 				     '\t.name = "autofs_protocol",\n};\n'
 				     'kunit_test_suite(autofs_protocol_suite);\n'),
 	'fs/autofs/Makefile': FAKE_SOURCE['fs/autofs/Makefile'] +
-		'obj-$(CONFIG_AUTOFS_KUNIT_TEST) += autofs_kunit.o\n',
+		'obj-$(CONFIG_AUTOFS_PROTOCOL_KUNIT_TEST) += autofs_kunit.o\n',
 }
 COMMIT1_MSG = ('autofs: add KUnit tests for protocol negotiation\n\n'
 	       'Mount through fs_context with a pipe handed over as a struct file.\n\n'
