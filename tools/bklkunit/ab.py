@@ -51,7 +51,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from . import baseline, deps, paths, profiles, report, run, tree
+from . import baseline, deps, kunit_tool, paths, profiles, report, run, tree
 from .baseline import BAD, FLAKY, MISSING, PASS, SKIP
 from .errors import UserError
 
@@ -404,12 +404,10 @@ def side_problem(side: str, status: str, has_cases: bool) -> str:
 
 def listed_suites(adir: Path) -> Optional[Set[str]]:
 	"""The suites a --list_tests boot of this arch named, None without one."""
-	from . import rerun
 	log = adir / 'kunit.list.log'
 	if not log.is_file():
 		return None
-	tests = [l.strip() for l in log.read_text(errors='replace').splitlines()[1:]
-		 if rerun.LISTED.match(l.strip())]
+	tests = kunit_tool.listed_tests(log.read_text(errors='replace'))
 	return {t.split('.', 1)[0] for t in tests} or None
 
 

@@ -42,7 +42,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional
 
-from . import deps, paths, profiles, run, tree
+from . import deps, kunit_tool, paths, profiles, run, tree
 from .errors import UserError
 
 ROWS = ('cold', 'warm', 'edit')
@@ -161,14 +161,11 @@ def _execute(cmd: List[str], env: Optional[Dict[str, str]], log: Path) -> int:
 
 # ------------------------------------------------------------ measurements
 
-ELAPSED_RUN = re.compile(r'Elapsed time: ([\d.]+)s total, ([\d.]+)s configuring, '
-			 r'([\d.]+)s building, ([\d.]+)s running')
-ELAPSED = re.compile(r'Elapsed time: ([\d.]+)s\s*$', re.M)
+ELAPSED_RUN, ELAPSED = kunit_tool.ELAPSED_RUN, kunit_tool.ELAPSED
 PRINTK = re.compile(r'^\[\s*(\d+\.\d+)\]\s?(.*)$')
 RESULT = re.compile(r'^\s*(not )?ok \d+')
 # kunit_tool's parsed view, printed as the guest runs: [hh:mm:ss] stamps.
-TOOL_STAMP = re.compile(r'^\[(\d\d):(\d\d):(\d\d)\] (.*)$')
-TOOL_SUITE = re.compile(r'^=+ \S.* \(\d+ subtests?\) =+\s*$')
+TOOL_STAMP, TOOL_SUITE = kunit_tool.TOOL_STAMP, kunit_tool.TOOL_SUITE
 
 
 def guest_seconds(console: str) -> Optional[float]:

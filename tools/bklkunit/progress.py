@@ -21,14 +21,15 @@ import time
 from pathlib import Path
 from typing import Dict, List, Optional
 
+from . import kunit_tool
+
 # Set while several arches build at once (run --parallel): their progress
 # lines are printed one after the other instead of rewriting one line.
 LINES_ONLY = False
 INTERVAL = 30            # seconds between progress lines in a log (--progress-interval)
 TICK = 1.0               # seconds stream() waits for output before it looks at the time
-# kunit.py exec's reading of each KTAP result (kunit_parser.format_test_result).
-RESULT_LINE = re.compile(r'^(?:\[[0-9:]+\] )?\[(PASSED|SKIPPED|FAILED|CRASHED)\] ')
-SUITE_LINE = re.compile(r'^(?:\[[0-9:]+\] )?=+ (\S+) \(\d+ subtests?\) =+$')
+# kunit.py exec's reading of each KTAP result, and its suite headers.
+RESULT_LINE, SUITE_LINE = kunit_tool.RESULT_LINE, kunit_tool.SUITE_LINE
 COMPILER = re.compile(r'(^|-)(gcc|cc|clang|ccache)(-\d+)?$')
 LINKER = re.compile(r'(^|-)ld(\.bfd|\.gold|\.lld)?$')
 

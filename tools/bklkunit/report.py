@@ -10,8 +10,8 @@ Everything is read back from a results directory that `kunit.py run` wrote
                            test per case
   <rdir>/index.html        a test x arch matrix, self-contained
 
-The consoles are read by the kernel tree's own kunit_parser (ktap.py loads
-it); nothing here parses KTAP by itself.  What the parser does not keep is
+The consoles are read by the kernel tree's own kunit_parser (kunit_tool.py
+loads it); nothing here parses KTAP by itself.  What the parser does not keep is
 taken from the lines it consumed, which it hands over in order with their
 console line numbers: the '# SKIP' reason of a result line and the printk
 timestamps that give each case its duration.  Without timestamps there is
@@ -22,22 +22,19 @@ running when the guest crashed or hung, or that never printed its result)
 and MISS (announced by a plan but never reached).
 """
 
-import contextlib
 import hashlib
 import html
-import io
 import json
 import re
 import shutil
 import subprocess
-import sys
 import textwrap
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import ktap, paths
+from . import kunit_tool, ktap, paths
 from .errors import UserError
 
 DEFAULT_ORIGIN = 'bkl_kunit'
@@ -152,106 +149,6 @@ class ArchRun:
 # ------------------------------------------------- reading a console, with the parser
 
 
-class _Marks:
-	"""What the parser consumed for each Test (keyed by id(): the tree
-	holds every Test alive while it is used)."""
-
-	def __init__(self) -> None:
-		self.header: Dict[int, int] = {}                 # first header line
-		self.result: Dict[int, Tuple[int, str]] = {}     # result line, its text
-		self.start: Dict[int, Optional[int]] = {}        # line a leaf began after
-
-
-def _recording_stream(kp, pairs: Iterable[Tuple[int, str]]):
-	"""A kunit_parser LineStream that remembers what was popped."""
-	class Recording(kp.LineStream):
-		def __init__(self, lines: Iterator[Tuple[int, str]]):
-			super().__init__(lines)
-			self.popped: List[Tuple[int, str]] = []
-
-		def pop(self) -> str:
-			n = self.line_number()
-			s = super().pop()
-			self.popped.append((n, s))
-			return s
-	return Recording(iter(list(pairs)))
-
-
-def _structural(kp, line: str) -> bool:
-	"""A line the parser does not take as a diagnostic."""
-	return any(r.match(line) for r in (kp.TEST_RESULT, kp.TEST_HEADER, kp.KTAP_START,
-					   kp.TAP_START, kp.TEST_PLAN))
-
-
-@contextlib.contextmanager
-def _hooked(kp, stream, marks: _Marks) -> Iterator[None]:
-	"""Wrap the parser's header and result readers to note line numbers,
-	and keep its progress printer quiet."""
-	orig = {n: getattr(kp, n) for n in ('parse_ktap_header', 'parse_test_header',
-					     'parse_test_result')}
-
-	def header(name):
-		def wrapped(lines, test):
-			n = lines.line_number()
-			ok = orig[name](lines, test)
-			if ok:
-				marks.header.setdefault(id(test), n)
-			return ok
-		return wrapped
-
-	def result(lines, test, expected_num):
-		n, text, before = lines.line_number(), lines.peek(), len(stream.popped)
-		ok = orig['parse_test_result'](lines, test, expected_num)
-		if ok:
-			marks.result[id(test)] = (n, text)
-			# A case starts where the previous result (or the header or plan
-			# above it) was printed; its own diagnostics come in between.
-			popped = stream.popped
-			marks.start[id(test)] = next((popped[i][0] for i in range(before - 1, -1, -1)
-						      if _structural(kp, popped[i][1])), None)
-		return ok
-
-	printer = sys.modules['kunit_printer'].stdout
-	saved = printer._output
-	printer._output = io.StringIO()
-	kp.parse_ktap_header = header('parse_ktap_header')
-	kp.parse_test_header = header('parse_test_header')
-	kp.parse_test_result = result
-	try:
-		yield
-	finally:
-		for name, fn in orig.items():
-			setattr(kp, name, fn)
-		printer._output = saved
-
-
-def _documents(kp, lines: Sequence[str]) -> Tuple[list, _Marks]:
-	"""Every top-level KTAP document of a console, each parsed by
-	kunit_parser.parse_test as parse_run_tests does for the first one."""
-	extracted = kp.extract_tap_lines(lines)
-	pairs = []
-	while extracted:
-		n = extracted.line_number()
-		pairs.append((n, extracted.pop()))
-	stream = _recording_stream(kp, pairs)
-	marks = _Marks()
-	docs = []
-	with _hooked(kp, stream, marks):
-		while stream:
-			line = stream.peek()
-			# Later documents start with an unindented "KTAP version"
-			# (e.g. the suites of a module loaded after boot).
-			if docs and not ((kp.KTAP_START.match(line) or kp.TAP_START.match(line))
-					 and not line[:1].isspace()):
-				stream.pop()
-				continue
-			doc = kp.parse_test(stream, 0, [], False)
-			if doc.status != kp.TestStatus.NO_TESTS:
-				doc.status = doc.counts.get_status()
-			docs.append(doc)
-	return docs, marks
-
-
 def _timestamps(lines: Sequence[str]) -> Dict[int, float]:
 	"""Console line number (1-based, as extract_tap_lines counts) -> printk time."""
 	out = {}
@@ -270,8 +167,9 @@ def _dedent(log: Sequence[str]) -> List[str]:
 class _Reader:
 	"""Turns parsed documents into Suites and Cases."""
 
-	def __init__(self, kp, marks: _Marks, stamps: Dict[int, float], stopped: str):
-		self.kp, self.marks, self.stamps, self.stopped = kp, marks, stamps, stopped
+	def __init__(self, parsed: kunit_tool.Documents, stamps: Dict[int, float], stopped: str):
+		self.parsed, self.marks = parsed, parsed.marks
+		self.stamps, self.stopped = stamps, stopped
 
 	def placeholder(self, t) -> bool:
 		"""A Test the parser made up for a subtest its plan announced."""
@@ -290,7 +188,6 @@ class _Reader:
 		return self.duration(start, end)
 
 	def leaf(self, t, suite: str, name: str, params: Tuple[str, ...]) -> Case:
-		kp = self.kp
 		c = Case(suite, name, params, diagnostics=_dedent(t.log), duration=self.span(t))
 		start = self.marks.start.get(id(t))
 		if id(t) in self.marks.result and start is not None:
@@ -299,15 +196,14 @@ class _Reader:
 			c.status = ERROR
 			c.message = 'no result line: it did not finish' + self.stopped
 			c.duration = None
-		elif t.status == kp.TestStatus.SUCCESS:
+		elif t.status.name == 'SUCCESS':
 			c.status = PASS
-		elif t.status == kp.TestStatus.FAILURE:
+		elif t.status.name == 'FAILURE':
 			c.status = FAIL
-		elif t.status in (kp.TestStatus.SKIPPED, kp.TestStatus.NO_TESTS):
+		elif t.status.name in ('SKIPPED', 'NO_TESTS'):
 			c.status = SKIP
-			m = kp.TEST_RESULT_SKIP.match(self.marks.result[id(t)][1])
-			c.message = (m.group(5).strip() if m else '') if t.status == kp.TestStatus.SKIPPED \
-				else 'no tests run'
+			c.message = (self.parsed.skip_reason(self.marks.result[id(t)][1])
+				     if t.status.name == 'SKIPPED' else 'no tests run')
 		else:
 			c.status = ERROR
 			c.message = f'kunit_parser: {t.status.name}'
@@ -399,12 +295,11 @@ def read_console(kernel_tree: Path, lines: Sequence[str], stopped: str = '',
 		 attribute: bool = True) -> Tuple[List[Suite], list]:
 	"""parse_console, and the kernel reports that belong to no case."""
 	from . import reports
-	kp = ktap.parser_module(kernel_tree)
 	lines = [l.rstrip('\r\n') for l in lines]
-	docs, marks = _documents(kp, lines)
-	reader = _Reader(kp, marks, _timestamps(lines), f' ({stopped})' if stopped else '')
+	parsed = kunit_tool.documents(kernel_tree, lines)
+	reader = _Reader(parsed, _timestamps(lines), f' ({stopped})' if stopped else '')
 	suites: List[Suite] = []
-	for k, doc in enumerate(docs, 1):
+	for k, doc in enumerate(parsed.docs, 1):
 		suites.extend(reader.document(doc, k))
 	strays: list = []
 	if attribute:

@@ -21,17 +21,16 @@ lists them (boot, purpose continue|rerun|list, filter, console, status).
 """
 
 import argparse
-import re
 import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
-from . import baseline, ktap, report
+from . import baseline, ktap, kunit_tool, report
 
 # What kunit.py exec --list_tests prints for each test (its own filter).
-LISTED = re.compile(r'^[^\s.]+\.[^\s.]+$')
+LISTED = kunit_tool.LISTED
 
 
 @dataclass
@@ -82,7 +81,7 @@ class Booter:
 		run._progress(self.shown, 'list tests')
 		rc, output, _ = self._exec(['--list_tests'] + ([filter_glob] if filter_glob else []),
 					   'list', 'list')
-		tests = [l.strip() for l in output.splitlines()[1:] if LISTED.match(l.strip())]
+		tests = kunit_tool.listed_tests(output)
 		self.boots.append({'boot': 'list', 'purpose': 'list', 'filter': filter_glob,
 				   'console': 'console.list.log', 'kunit_log': 'kunit.list.log',
 				   'exit': rc, 'tests': len(tests)})

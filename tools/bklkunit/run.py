@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
-from . import buildstamp, deps, ktap, paths, profiles, progress, tree
+from . import buildstamp, deps, ktap, kunit_tool, paths, profiles, progress, tree
 from .errors import UserError
 
 # An arch running alongside others gets at least this many CPUs.
@@ -328,10 +328,7 @@ def _run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse
 	res.build_seconds = time.time() - t0
 	if rc != 0:
 		log = (out / 'build.log').read_text(errors='replace')
-		config_markers = ('Not all Kconfig options', 'Multiple values specified',
-				  'does not exist', 'is not a valid arch')
-		res.status = ('CONFIG_FAILED' if any(m in log for m in config_markers)
-			      else 'BUILD_FAILED')
+		res.status = 'CONFIG_FAILED' if kunit_tool.config_failed(log) else 'BUILD_FAILED'
 		res.reason = f'kunit.py build exited {rc}; see {out / "build.log"}:\n' + _tail(
 			out / 'build.log', 15)
 		return res

@@ -77,8 +77,8 @@ def _hermetic(tmp_path, monkeypatch):
 
 
 def _forget_parser():
-	from bklkunit import ktap
-	ktap._loaded = None
+	from bklkunit import kunit_tool
+	kunit_tool.forget_parsers()
 	for name in ('kunit_parser', 'kunit_printer', 'kunit_json'):
 		sys.modules.pop(name, None)
 	sys.path[:] = [p for p in sys.path if not p.endswith('/tools/testing/kunit')]
@@ -86,7 +86,7 @@ def _forget_parser():
 
 @pytest.fixture(autouse=True)
 def _fresh_parser():
-	"""ktap caches one kunit_parser per process; every test starts without it."""
+	"""kunit_tool caches each tree's kunit_parser; every test starts without it."""
 	_forget_parser()
 	yield
 	_forget_parser()
