@@ -21,7 +21,7 @@ PROFILE_ARCHES ?= all
 # `make bench`: one arch unless ARCH=... is given on the command line.
 BENCH_ARCH ?= x86_64
 
-.PHONY: all run ab test test-profiles pytest prepare export check-series deps clean distclean help bench
+.PHONY: all run ab test test-profiles pytest mypy prepare export check-series deps clean distclean help bench
 
 all: help
 
@@ -33,7 +33,8 @@ help:
 	@echo '                         each case new / fixed / regressed by the series (docs/results.md)'
 	@echo 'make test                run what CI runs (pytest, check-series, KUnit on $(TEST_ARCHES))'
 	@echo 'make test-profiles       the suites under $(PROFILES), on every arch that has each'
-	@echo 'make pytest              the host tool tests only'
+	@echo 'make pytest              the host tool tests only (mypy included: tools/tests/test_mypy.py)'
+	@echo 'make mypy                type-check tools/bklkunit (tools/mypy.ini)'
 	@echo 'make bench [ARCH=x86_64]  plain kunit.py vs our run: cold, warm, one-test edit (docs/speed.md)'
 	@echo 'make prepare             unpack the distro tree into the cache and apply the series'
 	@echo 'make export              write the work tree commits back to kernel-patches/'
@@ -66,6 +67,10 @@ bench:
 
 pytest:
 	$(PYTHON) -m pytest -q -p no:cacheprovider tools/tests
+
+# Also run by pytest (tools/tests/test_mypy.py), hence by `make test` and CI.
+mypy:
+	$(PYTHON) -m mypy --config-file tools/mypy.ini
 
 prepare:
 	$(KUNIT) prepare

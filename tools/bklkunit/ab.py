@@ -457,7 +457,7 @@ def compare_sides(rdir: Path, a_tree: Path, b_tree: Path, results: List[ArchAB],
 # ------------------------------------------------------------------ output
 
 
-def _table(rows: List[Tuple[str, ...]], right: int = 99) -> List[str]:
+def _table(rows: Sequence[Tuple[str, ...]], right: int = 99) -> List[str]:
 	widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
 	out = []
 	for n, r in enumerate(rows):
@@ -558,15 +558,15 @@ def _main(args: argparse.Namespace, arches: List[str], cache: Path) -> int:
 	b_tree, key, info = run.resolve_tree(args, cache)
 	a_tree, commit, done, left_out = make_a_tree(b_tree, cache, mode)
 	print(f'A ({SIDES["a"]}): {a_tree} at {commit[:12]} ({done})', flush=True)
-	for x in left_out:
-		print(f'  not on A: {x["subject"]} ({x["why"]})')
+	for lo in left_out:
+		print(f'  not on A: {lo["subject"]} ({lo["why"]})')
 	defined = defined_symbols(b_tree, commit)
 	rdir = run.results_dir(args, cache, point_latest=False)
 	if prof.name != profiles.DEFAULT:
 		print(f'Profile {prof.name}: {prof.what}')
 	on_a = ('none (pristine)' if mode == 'pristine' else
-		 'the series without ' + (', '.join(x['subject'] for x in left_out) or 'nothing'))
-	a_info = {'tree': str(a_tree), 'kernel_version': info.get('kernel_version'),
+		 'the series without ' + (', '.join(lo['subject'] for lo in left_out) or 'nothing'))
+	a_info: Dict[str, Any] = {'tree': str(a_tree), 'kernel_version': info.get('kernel_version'),
 		  'debian_version': info.get('debian_version'), 'series': on_a,
 		  'series_hash': '', 'head': commit, 'a_side': mode, 'left_out': left_out}
 	results: List[ArchAB] = []

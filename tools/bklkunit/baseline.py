@@ -175,7 +175,7 @@ def load_results(rdir: Path, kernel_tree: Path, probe: bool = True,
 		for console in continuation_consoles(adir, verdict):
 			later.append(report.parse_console(kernel_tree, read_lines(console)))
 		suites = merge_boots(r.suites, later)
-		flaky = next((f for f in (verdict.get('flaky'), entry.get('flaky'))
+		flaky: List[Any] = next((f for f in (verdict.get('flaky'), entry.get('flaky'))
 			      if isinstance(f, list) and f), [])
 		cases = case_map(suites, [str(x) for x in flaky])
 		config = str(verdict.get('config_hash') or entry.get('config_hash') or '')

@@ -40,7 +40,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from . import deps, kunit_tool, paths, profiles, run, tree
 from .errors import UserError
@@ -268,7 +268,7 @@ def ours_parts(wall: float, summary: Dict) -> Dict[str, float]:
 	return {k: round(v, 3) for k, v in parts.items()}
 
 
-def compare(plain: float, ours: float, limit: float = LIMIT_PCT) -> Dict[str, object]:
+def compare(plain: float, ours: float, limit: float = LIMIT_PCT) -> Dict[str, Any]:
 	"""overhead = ours - plain, ratio = ours / plain, pct = overhead in % of
 	plain; flagged when pct exceeds limit."""
 	overhead = ours - plain
@@ -314,7 +314,7 @@ def edited(path: Path, nonce: str) -> Iterator[Dict[str, object]]:
 # ------------------------------------------------------------- the source
 
 
-def prepared_tree(args: argparse.Namespace) -> (Path, str):
+def prepared_tree(args: argparse.Namespace) -> Tuple[Path, str]:
 	"""The prepared work tree and its HEAD (prepared as `run` would)."""
 	prep = tree.prepare(paths.cache_dir(args.cache_dir), allow_install=not args.no_install,
 			    quiet=True, keep_local=True)
@@ -507,7 +507,7 @@ def format_breakdown(r: Row) -> List[str]:
 	return out
 
 
-def goals(rows: List[Row], limit: float = LIMIT_PCT) -> List[Dict[str, object]]:
+def goals(rows: List[Row], limit: float = LIMIT_PCT) -> List[Dict[str, Any]]:
 	"""The issue's goals, each with the figure measured and whether it was met."""
 	out: List[Dict[str, object]] = []
 	for r in rows:
@@ -587,7 +587,7 @@ def main(args: argparse.Namespace) -> int:
 		ns = argparse.Namespace(profile=prof.name, qemu_args=[], smp=run.DEFAULT_SMP)
 		qemu_args[a] = run.qemu_extra(a, ns) if args.same_guest else []
 
-	doc: Dict[str, object] = {
+	doc: Dict[str, Any] = {
 		'date': time.strftime('%Y-%m-%d %H:%M:%S %z'),
 		'host': {'cpus': os.cpu_count(), 'cpus_usable': len(os.sched_getaffinity(0)),
 			 'machine': platform.machine(), 'kernel': platform.release(),

@@ -175,14 +175,14 @@ def emit_c(images: Sequence[Carried], makefs_version: str) -> str:
 			raise ValueError(f'{c.name}: base {c.base} is not carried')
 		base = f'&ufs_fixture_images[{[i.name for i in images].index(c.base)}]' \
 			if c.base else 'NULL'
-		xz = f'{ident}_xz, sizeof({ident}_xz)' if c.data else 'NULL, 0'
+		xz_ref = f'{ident}_xz, sizeof({ident}_xz)' if c.data else 'NULL, 0'
 		out += ['\t{',
 			f'\t\t.name = "{c.name}",',
 			f'\t\t.size = {c.size},',
 			f'\t\t.base = {base},',
 			f'\t\t.runs = {ident}_runs,',
 			f'\t\t.nr_runs = ARRAY_SIZE({ident}_runs),',
-			f'\t\t.xz = {xz},',
+			f'\t\t.xz = {xz_ref},',
 			f'\t\t.data_sectors = {len(c.data) // SECTOR},',
 			'\t},']
 	out += ['};', '',

@@ -18,7 +18,8 @@ RUN_PACKAGES: List[str] = []
 # What `make test` needs beyond that.
 # checkpatch's SPDX check (scripts/spdxcheck.py), for check-series.
 CHECK_PACKAGES = ['python3-ply', 'python3-git']
-TEST_PACKAGES = ['python3-pytest', 'python3-jsonschema', 'makefs',
+# tools/tests/test_mypy.py checks tools/bklkunit with mypy (tools/mypy.ini).
+TEST_PACKAGES = ['python3-pytest', 'python3-jsonschema', 'mypy', 'makefs',
 		 'chromium'] + CHECK_PACKAGES
 
 

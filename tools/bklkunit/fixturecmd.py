@@ -74,14 +74,14 @@ def cmd(args: argparse.Namespace) -> int:
 	if args.check_c:
 		src = _c_file(cache, args.check_c)
 		problems = carried.check(src, images)
-		for p in problems:
-			print(f'{src}: {p}')
+		for problem in problems:
+			print(f'{src}: {problem}')
 		print(f'{src}: ' + ('differs from the images' if problems else
 				    f'turns back into all {len(images)} images byte for byte'))
 		rc = rc or (1 if problems else 0)
 	if args.prune:
-		for p in fixtures.prune(cache, where):
-			print(f'Removed {p}')
+		for gone in fixtures.prune(cache, where):
+			print(f'Removed {gone}')
 	return rc
 
 

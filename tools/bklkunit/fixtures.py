@@ -26,7 +26,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import deps, paths
 from .errors import UserError
@@ -149,16 +149,16 @@ def load_recipe(recipe: Path) -> Tuple[List[Spec], str]:
 	"""The images of the recipe in disk order (good, rw, corrupt) and its key text."""
 	try:
 		data = json.loads(Path(recipe).read_text())
-	except (OSError, ValueError) as e:
-		raise UserError(f'cannot read the fixture recipe {recipe}: {e}')
+	except (OSError, ValueError) as err:
+		raise UserError(f'cannot read the fixture recipe {recipe}: {err}')
 	where = str(recipe)
 	try:
 		geometries = [_geometry(g[0], g[1], where) for g in data['geometries']]
 		types = list(data['types'])
 		endians = list(data['endians'])
-	except (KeyError, TypeError, IndexError) as e:
+	except (KeyError, TypeError, IndexError) as err:
 		raise UserError(f'{where}: needs "geometries" ([[bsize, fsize], ...]), "types" '
-				f'and "endians" ({type(e).__name__}: {e})')
+				f'and "endians" ({type(err).__name__}: {err})')
 	for t in types:
 		if t not in TYPES:
 			raise UserError(f'{where}: unknown type {t!r}; choose from {", ".join(TYPES)}')
@@ -236,7 +236,7 @@ def label_block(text: str) -> bytes:
 	return text.encode('ascii').ljust(LABEL_SIZE, b'\0')
 
 
-def parse_label(raw: bytes) -> Dict[str, object]:
+def parse_label(raw: bytes) -> Dict[str, Any]:
 	"""The label of an image (its first 8192 bytes), as strictly as the C side."""
 	raw = bytes(raw[:LABEL_SIZE])
 	text = raw.split(b'\0', 1)[0].decode('ascii')
@@ -249,7 +249,7 @@ def parse_label(raw: bytes) -> Dict[str, object]:
 	keys = ['image', 'type', 'endian', 'bsize', 'fsize', 'sblock', 'mount', 'expect']
 	if lines[0] != LABEL_MAGIC:
 		raise ValueError(f'first line {lines[0]!r}')
-	out: Dict[str, object] = {'files': [], 'dirs': [], 'corrupt': ''}
+	out: Dict[str, Any] = {'files': [], 'dirs': [], 'corrupt': ''}
 	i = 1
 	for k in keys:
 		key, _, val = lines[i].partition(' ')
@@ -283,7 +283,7 @@ SB = {'sblkno': 8, 'cblkno': 12, 'iblkno': 16, 'dblkno': 20, 'cgoffset': 24,
       'sblockloc': 1000, 'size2': 1080, 'csaddr2': 1096, 'magic': 1372}
 CG_MAGIC_OFF = 4                             # struct ufs_cylinder_group.cg_magic
 # Inode field offsets: UFS1 struct ufs_inode (128 bytes), UFS2 struct ufs2_inode (256).
-INODE = {
+INODE: Dict[str, Dict[str, Any]] = {
 	'ufs1': {'size': 128, 'mode': 0, 'nlink': 2, 'isize': ('Q', 8), 'blocks': ('I', 104),
 		 'db': 40, 'ib': 88, 'ptr': 'I'},
 	'ufs2': {'size': 256, 'mode': 0, 'nlink': 2, 'isize': ('Q', 16), 'blocks': ('Q', 24),
@@ -312,6 +312,23 @@ class Inode:
 
 class Ufs:
 	"""A read-only view of a UFS1/UFS2 image held in a bytes-like buffer."""
+
+	# Read from the superblock by _load (SB names the offsets).
+	sblkno: int
+	cblkno: int
+	iblkno: int
+	dblkno: int
+	cgoffset: int
+	cgmask: int
+	ncg: int
+	bsize: int
+	fsize: int
+	frag: int
+	sbsize: int
+	nindir: int
+	inopb: int
+	ipg: int
+	fpg: int
 
 	def __init__(self, buf, sblock: Optional[int] = None, check: bool = True):
 		self.buf = buf

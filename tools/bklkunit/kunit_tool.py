@@ -125,7 +125,7 @@ def parser_module(kernel_tree: Path) -> ModuleType:
 		if not (kdir / 'kunit_parser.py').exists():
 			raise FileNotFoundError(f'{kdir}/kunit_parser.py not found')
 		_serial += 1
-		printer = _load(kdir / 'kunit_printer.py', f'_bklkunit_kunit_printer_{_serial}', {})
+		printer: Any = _load(kdir / 'kunit_printer.py', f'_bklkunit_kunit_printer_{_serial}', {})
 		printer.stdout = printer.Printer(_Nowhere())
 		mod = _load(kdir / 'kunit_parser.py', f'_bklkunit_kunit_parser_{_serial}',
 			    {'kunit_printer': printer})
@@ -167,7 +167,7 @@ def _recording_stream(kp: ModuleType, pairs: List[Tuple[int, str]], marks: Marks
 	headers = (kp.parse_ktap_header.__code__, kp.parse_test_header.__code__)
 	results = kp.parse_test_result.__code__
 
-	class Recording(kp.LineStream):  # type: ignore[name-defined,misc]
+	class Recording(kp.LineStream):  # type: ignore[name-defined]
 		def __init__(self) -> None:
 			super().__init__(iter(pairs))
 			self.popped: List[Tuple[int, str]] = []

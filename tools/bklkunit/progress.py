@@ -204,17 +204,18 @@ def stream(cmd: List[str], log: Path, env: Dict[str, str], verbose: bool,
 		lines: 'queue.Queue[Optional[str]]' = queue.Queue()
 
 		def pump() -> None:
+			assert proc.stdout is not None
 			for line in proc.stdout:
 				lines.put(line)
 			lines.put(None)
 		threading.Thread(target=pump, daemon=True).start()
 		while True:
-			line = next_line(lines, TICK)
-			if line is None:
+			got = next_line(lines, TICK)
+			if got is None:
 				break
-			if line:
-				f.write(line)
-				prog.feed(line)
+			if got:
+				f.write(got)
+				prog.feed(got)
 			else:
 				f.flush()
 			prog.tick()

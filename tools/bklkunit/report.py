@@ -260,11 +260,11 @@ class _Reader:
 			c.status, c.running = ERROR, True
 			c.message = 'running when the guest stopped' + self.stopped
 			for line in c.diagnostics:
-				m = CASE_MESSAGE.match(line)
+				said = CASE_MESSAGE.match(line)
 				taken = {x.name for x in s.cases}
-				if m and m.group(1) != t.name and m.group(1) not in taken:
+				if said and said.group(1) != t.name and said.group(1) not in taken:
 					# kunit printed "# <case>: ..." for it: that is its name.
-					c.name, c.named = m.group(1), True
+					c.name, c.named = said.group(1), True
 					break
 		return s
 
@@ -558,7 +558,8 @@ def _testsuite(parent: ET.Element, name: str, cases: List[Tuple[str, Case]],
 	     'failures': sum(c.status == FAIL for _, c in cases),
 	     'errors': sum(c.status == ERROR for _, c in cases),
 	     'skipped': sum(c.status in (SKIP, MISS) for _, c in cases)}
-	ts = ET.SubElement(parent, 'testsuite', name=_attr(name), **{k: str(v) for k, v in n.items()})
+	ts = ET.SubElement(parent, 'testsuite', {'name': _attr(name),
+						 **{k: str(v) for k, v in n.items()}})
 	if duration is not None:
 		ts.set('time', _fmt_time(duration))
 	if props:
@@ -909,8 +910,7 @@ def html_page(summary: Dict[str, Any], runs: List[ArchRun], origin: str) -> str:
 	out.append('</tbody></table>')
 
 	bad = [(r, c) for r in runs for c in r.cases if c.status in (FAIL, ERROR)]
-	problems = [(r, _arch_problem(r)) for r in runs]
-	problems = [(r, p) for r, p in problems if p]
+	problems = [(r, p) for r in runs for p in [_arch_problem(r)] if p is not None]
 	out.append('<h2 id="failures">Failures</h2>')
 	if not bad and not problems:
 		out.append('<p>None.</p>')

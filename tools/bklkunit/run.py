@@ -23,7 +23,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 from . import buildstamp, deps, ktap, kunit_tool, paths, profiles, progress, tree
 from .errors import UserError
@@ -392,7 +392,7 @@ def _progress(arch: str, phase: str) -> None:
 	print(f'[{time.strftime("%H:%M:%S")}] {arch}: {phase}', flush=True)
 
 
-def resolve_tree(args: argparse.Namespace, cache: Path) -> (Path, str, Dict[str, str]):
+def resolve_tree(args: argparse.Namespace, cache: Path) -> Tuple[Path, str, Dict[str, str]]:
 	"""The kernel tree to run, a key for its build directories, and facts
 	about it for the summary."""
 	patches = tree.read_series(paths.PATCH_DIR)
