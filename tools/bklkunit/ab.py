@@ -54,6 +54,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 from . import baseline, deps, kunit_tool, paths, profiles, report, run, tree
 from .baseline import BAD, FLAKY, MISSING, PASS, SKIP
 from .errors import UserError
+from .results import ArchStatus
 
 FORMAT = 1
 
@@ -306,7 +307,7 @@ def run_a(wt: Path, arch: str, bdir: Path, out: Path, args: argparse.Namespace, 
 			else:
 				a_args.kconfig_add.append(k)
 		r = run.run_arch(wt, arch, bdir, out, a_args, cache, fragments=use, tag=SIDES['a'])
-		if r.status != 'CONFIG_FAILED' or attempt == 2:
+		if r.status != ArchStatus.CONFIG_FAILED or attempt == 2:
 			break
 		log = out / 'build.log'
 		more = [s for s in refused_symbols(log.read_text(errors='replace')) if not why(s)]
@@ -393,11 +394,11 @@ def side_problem(side: str, status: str, has_cases: bool) -> str:
 	name = f'{side.upper()} ({SIDES[side]})'
 	if status in report.NOT_BUILT:
 		return f'{name} could not build ({status})'
-	if status in ('ERROR', 'NOT_RUN'):
+	if status in (ArchStatus.ERROR, ArchStatus.NOT_RUN):
 		return f'{name} could not run ({status})'
-	if status in ('CRASH', 'TIMEOUT') and not has_cases:
+	if status in (ArchStatus.CRASH, ArchStatus.TIMEOUT) and not has_cases:
 		return f'{name} could not boot ({status}, no KTAP result)'
-	if side == 'b' and status == 'NO_TESTS':
+	if side == 'b' and status == ArchStatus.NO_TESTS:
 		return f'{name} ran no test (NO_TESTS)'
 	return ''
 
@@ -471,7 +472,7 @@ def _table(rows: Sequence[Tuple[str, ...]], right: int = 99) -> List[str]:
 def _status_lines(side: str, r: run.ArchResult) -> List[str]:
 	"""'A (pristine): CRASH: <first line of the reason>', then the rest of
 	the reason (a build's tail, the re-run boots) indented."""
-	reason = r.reason.splitlines() if r.status != 'PASS' else []
+	reason = r.reason.splitlines() if r.status != ArchStatus.PASS else []
 	head = f'  {side.upper()} ({SIDES[side]}): {r.status}' + (f': {reason[0]}' if reason else '')
 	return [head] + ['      ' + l for l in reason[1:20]]
 
@@ -533,7 +534,7 @@ def _run_side(fn: Callable[[], Any], arch: str, profile: str) -> Any:
 	except UserError:
 		raise
 	except Exception as e:  # one side's trouble must not hide the other
-		return run.ArchResult(arch, status='ERROR', reason=f'{type(e).__name__}: {e}',
+		return run.ArchResult(arch, status=ArchStatus.ERROR, reason=f'{type(e).__name__}: {e}',
 				      profile=profile)
 
 

@@ -38,12 +38,13 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import paths, report
 from .errors import UserError
+from .results import RAN_TO_THE_END, RECORDED, ArchStatus, Recorded
 
 FORMAT = 1
-PASS, FAIL, SKIP, CRASH, MISSING, FLAKY = 'pass', 'fail', 'skip', 'crash', 'missing', 'flaky'
+PASS, FAIL, SKIP, CRASH, MISSING, FLAKY = (Recorded.PASS, Recorded.FAIL, Recorded.SKIP,
+					   Recorded.CRASH, Recorded.MISSING, Recorded.FLAKY)
 # report.py's case statuses (KCIDB names) as baseline statuses.
-STATUS = {report.PASS: PASS, report.FAIL: FAIL, report.SKIP: SKIP, report.ERROR: CRASH,
-	  report.MISS: MISSING}
+STATUS = RECORDED
 BAD = (FAIL, CRASH, MISSING)
 # The parts of the environment that change results without a code change.
 ENVIRONMENT = (('kernel', 'kernel package'), ('compiler', 'compiler'), ('qemu', 'QEMU'),
@@ -53,7 +54,7 @@ ENVIRONMENT = (('kernel', 'kernel package'), ('compiler', 'compiler'), ('qemu', 
 WORD_SIZE_PAIRS = (('i386', 'x86_64'), ('arm', 'arm64'))
 # Arch statuses whose run went to its end: a case it did not report is gone
 # (vanished), not cut off (missing).
-COMPLETE = ('PASS', 'FAIL', 'FLAKY', 'NO_TESTS')
+COMPLETE = RAN_TO_THE_END
 
 
 def default_dir(profile: str = 'default') -> Path:
@@ -166,7 +167,7 @@ def load_results(rdir: Path, kernel_tree: Path, probe: bool = True,
 		  or (f'Linux {summary["kernel_version"]}' if summary.get('kernel_version') else ''))
 	out = []
 	for r in runs:
-		if r.status == 'SKIPPED_PROFILE':
+		if r.status == ArchStatus.SKIPPED_PROFILE:
 			continue      # not run: the profile does not exist on that arch
 		entry = entries.get(r.arch, {})
 		adir = rdir / r.arch

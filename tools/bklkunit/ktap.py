@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Iterable, List
 
 from . import kunit_tool
+from .results import ArchStatus
 
 # What a dying guest prints.  Any of these turns the arch into "crashed".
 PANIC_PATTERNS = [
@@ -35,7 +36,7 @@ class Verdict:
 	skipped: int = 0
 	crashed: int = 0
 	errors: int = 0
-	status: str = 'NO_TESTS'      # PASS, FAIL, CRASH, TIMEOUT, NO_TESTS
+	status: str = ArchStatus.NO_TESTS      # PASS, FAIL, CRASH, TIMEOUT, NO_TESTS
 	reason: str = ''
 	failures: List[str] = field(default_factory=list)   # suite.case names
 	ktap: List[str] = field(default_factory=list)
@@ -74,22 +75,22 @@ def judge(kernel_tree: Path, console: Iterable[str], kunit_output: str = '') -> 
 	panic = next((l.strip() for l in lines if any(p.search(l) for p in PANIC_PATTERNS)), '')
 	tmo = kunit_tool.timeout_seconds(kunit_output)
 	if tmo is not None:
-		v.status, v.reason = 'TIMEOUT', f'guest killed after {tmo} s without finishing'
+		v.status, v.reason = ArchStatus.TIMEOUT, f'guest killed after {tmo} s without finishing'
 	elif panic:
-		v.status, v.reason = 'CRASH', panic[:200]
+		v.status, v.reason = ArchStatus.CRASH, panic[:200]
 	elif status == 'FAILURE_TO_PARSE_TESTS' or c.total() == 0 and not any(
 			'KTAP version' in l or 'TAP version' in l for l in lines):
-		v.status, v.reason = 'CRASH', 'the guest printed no KTAP output'
+		v.status, v.reason = ArchStatus.CRASH, 'the guest printed no KTAP output'
 	elif status == 'NO_TESTS' and not c.crashed:
-		v.status, v.reason = 'NO_TESTS', 'no test ran (filter matched nothing?)'
+		v.status, v.reason = ArchStatus.NO_TESTS, 'no test ran (filter matched nothing?)'
 	elif status == 'TEST_CRASHED' or c.crashed or c.errors:
-		v.status = 'CRASH'
+		v.status = ArchStatus.CRASH
 		v.reason = (f'incomplete KTAP ({c.crashed} crashed, {c.errors} errors): '
 			    'the guest stopped before the plan was complete')
 	elif status == 'NO_TESTS' or c.total() == 0:
-		v.status, v.reason = 'NO_TESTS', 'no test ran (filter matched nothing?)'
+		v.status, v.reason = ArchStatus.NO_TESTS, 'no test ran (filter matched nothing?)'
 	elif c.failed:
-		v.status = 'FAIL'
+		v.status = ArchStatus.FAIL
 	else:
-		v.status = 'PASS'
+		v.status = ArchStatus.PASS
 	return v

@@ -20,9 +20,10 @@ from typing import Dict, List, Tuple
 
 from . import paths
 from .errors import UserError
+from .results import ArchStatus
 
 DEFAULT = 'default'
-SKIPPED = 'SKIPPED_PROFILE'
+SKIPPED = ArchStatus.SKIPPED_PROFILE
 
 
 @dataclass(frozen=True)

@@ -30,11 +30,12 @@ import shutil
 import subprocess
 import textwrap
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import kunit_tool, ktap, paths
+from .results import (ARCH_TO_KCIDB, BUILT, ERROR, FAIL, MISS, NOT_BUILT, PASS, RAN_TO_THE_END,
+		      SKIP, ArchRun, ArchStatus, Case, Outcome, Suite, stopped_note)
 from .errors import UserError
 
 DEFAULT_ORIGIN = 'bkl_kunit'
@@ -43,16 +44,6 @@ CONFIG_NAME = 'kunit-default'        # KCIDB config_name: kunit-<profile>
 KCIDB_VERSION = {'major': 5, 'minor': 3}
 LOG_EXCERPT_MAX = 16384          # KCIDB v5.3 maxLength of every log_excerpt
 
-PASS, FAIL, SKIP, ERROR, MISS = 'PASS', 'FAIL', 'SKIP', 'ERROR', 'MISS'
-
-# Arch statuses (run.ArchResult.status) for which the kernel was built.
-BUILT = ('PASS', 'FAIL', 'CRASH', 'TIMEOUT', 'NO_TESTS')
-NOT_BUILT = ('BUILD_FAILED', 'CONFIG_FAILED')
-# The arch status as one KCIDB status, for the "kunit" test of each build.
-ARCH_TO_KCIDB = {'PASS': PASS, 'FAIL': FAIL, 'CRASH': ERROR, 'TIMEOUT': ERROR,
-		 'ERROR': ERROR, 'NO_TESTS': MISS, 'SKIPPED_PROFILE': SKIP,
-		 'FLAKY': FAIL}   # run --rerun-failures: failed, then passed alone
-
 # printk's "[    1.234567] " (also "[    1.234567][    T1] " with the caller).
 TIMESTAMP = re.compile(r'^\s*\[\s*(\d+\.\d+)\]')
 # kunit_info()/kunit_err() print "# <case name>: ..." while a case runs.
@@ -60,90 +51,6 @@ CASE_MESSAGE = re.compile(r'^\s*# ([A-Za-z_][A-Za-z0-9_]*): ')
 BANNER = re.compile(r'Linux version \S+ \([^)]*\) \((.*)\) #')
 XML_BAD = re.compile('[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]')
 PATH_BAD = re.compile(r'[^a-zA-Z0-9_-]')
-
-
-# ------------------------------------------------------------------ the model
-
-
-@dataclass
-class Case:
-	"""One result row: a case, one parameter of a case, or a suite that
-	has no cases of its own (its init failed, or it never started)."""
-	suite: str
-	name: str = ''                  # '' for a suite-level row
-	params: Tuple[str, ...] = ()    # parameter descriptions, outermost first
-	status: str = PASS              # PASS FAIL SKIP ERROR MISS
-	message: str = ''               # SKIP reason; what ERROR/MISS means here
-	diagnostics: List[str] = field(default_factory=list)
-	duration: Optional[float] = None
-	named: bool = True              # False: the name stands for a plan position
-	kind: str = ''                  # JUnit error/failure type when not the default
-	running: bool = False           # ERROR: it was running when the guest stopped
-	span: Optional[Tuple[int, int]] = None   # console lines: starts after [0], result at [1]
-	reports: List[Any] = field(default_factory=list)   # reports.Report printed while it ran
-	flagged: str = ''               # why reports.py failed it: 'KASAN report', ...
-
-	@property
-	def label(self) -> str:
-		"""The JUnit testcase name: case, case/param, or the suite name."""
-		return '/'.join((self.name or self.suite,) + self.params)
-
-	@property
-	def row(self) -> str:
-		"""suite.case/param, the row of the HTML matrix."""
-		return f'{self.suite}.{self.label}' if self.name else self.suite
-
-	def summary(self) -> str:
-		"""One line saying why it is not a pass."""
-		if self.flagged and self.message and self.status == FAIL:
-			return self.message      # a kernel report, or one expected and not seen
-		if self.status in (ERROR, MISS) and self.message:
-			return self.message
-		for line in self.diagnostics:
-			if line.strip().startswith('#'):
-				return line.strip()
-		for line in self.diagnostics:
-			if line.strip():
-				return line.strip()
-		return self.message or {FAIL: 'not ok', ERROR: 'no result', MISS: 'not run'}.get(
-			self.status, '')
-
-
-@dataclass
-class Suite:
-	name: str
-	cases: List[Case] = field(default_factory=list)
-	duration: Optional[float] = None
-
-
-@dataclass
-class ArchRun:
-	"""One arch of a results directory, read back."""
-	arch: str
-	status: str
-	reason: str = ''
-	built: bool = False
-	suites: List[Suite] = field(default_factory=list)
-	logs: Dict[str, str] = field(default_factory=dict)   # name -> path relative to rdir
-	compiler: str = ''
-	qemu: str = ''
-	build_seconds: Optional[float] = None
-	run_seconds: Optional[float] = None
-	build_command: str = ''
-	build_tail: str = ''
-	# Set when the console does not bear out summary.json (damaged or
-	# missing logs): why, and the status summary.json gave.  status is then
-	# what the console shows (CRASH, or FAIL), never PASS.
-	disagreement: str = ''
-	recorded_status: str = ''
-
-	@property
-	def cases(self) -> List[Case]:
-		return [c for s in self.suites for c in s.cases]
-
-	def blamed(self) -> bool:
-		"""Whether some case carries this arch's trouble."""
-		return any(c.status in (FAIL, ERROR) for c in self.cases)
 
 
 # ------------------------------------------------- reading a console, with the parser
@@ -420,11 +327,6 @@ def summary_problem(summary: Any) -> str:
 	return ''
 
 
-# Arch statuses that say the guest ran to the end of its KTAP plan: the
-# console must show that complete plan, with at least the cases counted.
-RAN_TO_THE_END = ('PASS', 'FAIL', 'FLAKY', 'NO_TESTS')
-
-
 def continuation_consoles(adir: Path, verdict: Dict[str, Any]) -> List[Path]:
 	"""The consoles of the boots that ran what a crash cut off, in order."""
 	boots = verdict.get('boots', []) or []
@@ -451,8 +353,8 @@ def judge_again(kernel_tree: Path, r: 'ArchRun', entry: Dict[str, Any], adir: Pa
 	v = ktap.judge(kernel_tree, [l + '\n' for l in console], _read(Path(adir) / 'kunit.log'))
 	later = continuation_consoles(adir, load_verdict(adir, entry))
 	# (FLAKY after a crash: the crashed case passed again, later boots ran the rest.)
-	if (recorded in RAN_TO_THE_END and v.status in ('CRASH', 'TIMEOUT')
-	    and not (recorded == 'FLAKY' and later)):
+	if (recorded in RAN_TO_THE_END and v.status in (ArchStatus.CRASH, ArchStatus.TIMEOUT)
+	    and not (recorded == ArchStatus.FLAKY and later)):
 		return v.status, f'{said}{source}: {v.reason}'
 	got = v.passed + v.failed + v.skipped
 	for p in later:
@@ -461,11 +363,11 @@ def judge_again(kernel_tree: Path, r: 'ArchRun', entry: Dict[str, Any], adir: Pa
 	want = sum(entry.get(k, 0) or 0 for k in ('passed', 'failed', 'skipped'))
 	if got < want:
 		where = source + (f' and {len(later)} later console(s) have' if later else ' has')
-		return ('CRASH' if recorded in RAN_TO_THE_END else recorded,
+		return (ArchStatus.CRASH if recorded in RAN_TO_THE_END else recorded,
 			f'{said}{where} {got} case result(s), summary.json counts {want}')
-	if recorded == 'PASS' and v.status != 'PASS':
+	if recorded == ArchStatus.PASS and v.status != ArchStatus.PASS:
 		detail = f'{len(v.failures)} failed case(s)' if v.failures else v.reason or v.status
-		return ('FAIL' if v.status == 'FAIL' else 'CRASH',
+		return (ArchStatus.FAIL if v.status == ArchStatus.FAIL else ArchStatus.CRASH,
 			f'{said}{source} shows {v.status}: {detail}')
 	return None
 
@@ -490,7 +392,7 @@ def load_run(rdir: Path, kernel_tree: Path, environment: Optional[Dict[str, Dict
 	for entry in summary.get('arches', []):
 		arch = str(entry.get('arch', 'unknown'))
 		adir = rdir / arch
-		r = ArchRun(arch, str(entry.get('status', 'ERROR')), str(entry.get('reason', '') or ''))
+		r = ArchRun(arch, str(entry.get('status', ArchStatus.ERROR)), str(entry.get('reason', '') or ''))
 		r.build_seconds = _seconds(entry.get('build_seconds'))
 		r.run_seconds = _seconds(entry.get('run_seconds'))
 		for name in ('console.log', 'ktap.log', 'build.log', 'kunit.log', 'results.json',
@@ -520,9 +422,7 @@ def load_run(rdir: Path, kernel_tree: Path, environment: Optional[Dict[str, Dict
 				r.recorded_status, r.disagreement = r.status, judged[1]
 				r.status = judged[0]
 				r.reason = '\n'.join(x for x in (judged[1], r.reason) if x)
-			stopped = f'{r.status}: {r.reason}' if r.status in ('CRASH', 'TIMEOUT', 'ERROR') \
-				else ''
-			r.suites = parse_console(kernel_tree, console, stopped.split('\n')[0][:300])
+			r.suites = parse_console(kernel_tree, console, stopped_note(r.status, r.reason))
 		env = dict(environment.get(arch, {}))
 		r.compiler = (env.get('compiler') or str(entry.get('compiler', '') or '')
 			      or _banner_compiler(console))
@@ -572,11 +472,11 @@ def _testsuite(parent: ET.Element, name: str, cases: List[Tuple[str, Case]],
 			tc.set('time', _fmt_time(c.duration))
 		text = _xml('\n'.join(c.diagnostics))
 		if c.status == FAIL:
-			el = ET.SubElement(tc, 'failure', message=_attr(c.summary()), type=c.kind or 'FAIL')
+			el = ET.SubElement(tc, 'failure', message=_attr(c.summary()), type=c.kind or Outcome.FAIL)
 			el.text = text
 		elif c.status == ERROR:
 			el = ET.SubElement(tc, 'error', message=_attr(c.summary()),
-					   type=c.kind or 'CRASH')
+					   type=c.kind or ArchStatus.CRASH)
 			el.text = text
 		elif c.status == SKIP:
 			ET.SubElement(tc, 'skipped', message=_attr(c.message))
@@ -589,15 +489,15 @@ def _arch_problem(r: ArchRun) -> Optional[Case]:
 	"""A testcase for an arch that is not PASS while no case says why:
 	"build" when it did not build, "run" otherwise (no KTAP, a crash after
 	the last case, a timeout, no tests)."""
-	if r.status == 'PASS' or r.blamed():
+	if r.status == ArchStatus.PASS or r.blamed():
 		return None
-	if r.status == 'SKIPPED_PROFILE':
+	if r.status == ArchStatus.SKIPPED_PROFILE:
 		return Case(r.arch, 'profile', status=SKIP, message=r.reason.split('\n')[0])
 	name = 'run' if r.built else 'build'
 	text = r.build_tail if not r.built and r.build_tail else r.reason
 	c = Case(r.arch, name, status=ERROR, message=f'{r.status}: {r.reason}'.split('\n')[0],
 		 diagnostics=text.splitlines(), kind=r.status)
-	if r.status == 'FAIL':
+	if r.status == ArchStatus.FAIL:
 		c.status = FAIL
 	return c
 
@@ -729,7 +629,7 @@ def kcidb_document(rdir: Path, summary: Dict[str, Any], runs: List[ArchRun],
 	profile = str(summary.get('profile') or 'default')
 	config_name = CONFIG_NAME if profile == 'default' else f'kunit-{profile}'
 	for r in runs:
-		if r.status == 'SKIPPED_PROFILE':
+		if r.status == ArchStatus.SKIPPED_PROFILE:
 			continue      # nothing was built: the profile does not exist there
 		build_id = f'{checkout_id}:{r.arch}'
 		if r.built:
@@ -838,7 +738,7 @@ def html_page(summary: Dict[str, Any], runs: List[ArchRun], origin: str) -> str:
 	out = ['<!DOCTYPE html>', '<html lang="en">', '<head>', '<meta charset="utf-8">',
 	       f'<title>{_e(title)}</title>', f'<style>{CSS}</style>', '</head>', '<body>',
 	       f'<h1>{_e(title)}</h1>']
-	ok = sum(r.status == 'PASS' for r in runs)
+	ok = sum(r.status == ArchStatus.PASS for r in runs)
 	out.append(f'<p class="overall">{ok} of {len(runs)} arch(es) PASS: '
 		   + ', '.join(f'<span class="st-{_e(r.status)}">{_e(r.arch)} {_e(r.status)}</span>'
 			       for r in runs) + '</p>')
@@ -891,7 +791,7 @@ def html_page(summary: Dict[str, Any], runs: List[ArchRun], origin: str) -> str:
 		for r, cases in zip(runs, by_arch):
 			c = cases.get(row)
 			if c is None:
-				why = ('profile not supported' if r.status == 'SKIPPED_PROFILE' else
+				why = ('profile not supported' if r.status == ArchStatus.SKIPPED_PROFILE else
 				       'did not build' if not r.built else 'not reported')
 				cells.append(f'<td class="missing" data-arch="{_e(r.arch)}" '
 					     f'data-status="missing" title="{_e(why)}">missing'

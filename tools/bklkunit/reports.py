@@ -27,6 +27,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from .results import ArchStatus, Outcome, stopped_note
+
 EXPECT = 'expect_report'
 EXCERPT_LINES = 8           # the first lines of a report shown as a failure message
 MAX_REPORT_LINES = 80       # a report without an end marker ends here at the latest
@@ -116,7 +118,7 @@ def _span(c, last_end: int) -> Optional[Tuple[int, float]]:
 	that was running when the guest stopped."""
 	if c.span is not None:
 		return c.span[0], c.span[1]
-	if c.status == 'ERROR' and (c.running or c.message.startswith('no result line')):
+	if c.status == Outcome.ERROR and (c.running or c.message.startswith('no result line')):
 		return last_end, float('inf')
 	return None
 
@@ -157,8 +159,8 @@ def attach(suites, found: List[Report],
 		before = c.status
 		if EXPECT in c.row:
 			c.reports = mine
-			if not mine and c.status == 'PASS':
-				c.status = 'FAIL'
+			if not mine and c.status == Outcome.PASS:
+				c.status = Outcome.FAIL
 				c.flagged = c.message = 'expected a report, none seen'
 				touched.append((c, before))
 			elif mine:
@@ -176,11 +178,11 @@ def attach(suites, found: List[Report],
 		for r in mine:
 			text += r.excerpt() + ['']
 		c.diagnostics = text + list(c.diagnostics)
-		if c.status in ('PASS', 'SKIP', 'FAIL'):
+		if c.status in (Outcome.PASS, Outcome.SKIP, Outcome.FAIL):
 			c.message = f'{c.flagged}: {mine[0].title}'
 			c.kind = c.kind or kinds[0]
-		if c.status in ('PASS', 'SKIP'):
-			c.status = 'FAIL'
+		if c.status in (Outcome.PASS, Outcome.SKIP):
+			c.status = Outcome.FAIL
 		touched.append((c, before))
 	return touched, strays
 
@@ -196,8 +198,7 @@ def judge(kernel_tree, console: Sequence[str], res) -> None:
 	found = find(console)
 	if not found and EXPECT not in ''.join(console):
 		return
-	stopped = f'{res.status}: {res.reason}' if res.status in ('CRASH', 'TIMEOUT') else ''
-	suites = report.parse_console(kernel_tree, console, stopped.split('\n')[0][:300],
+	suites = report.parse_console(kernel_tree, console, stopped_note(res.status, res.reason),
 				      attribute=False)
 	touched, strays = attach(suites, found, ktap_start(console))
 	for c, before in touched:
@@ -211,15 +212,15 @@ def judge(kernel_tree, console: Sequence[str], res) -> None:
 				res.failures[res.failures.index(f'{c.row}: FAILURE')] = f'{c.row}: {c.flagged}'
 			continue
 		res.failed += 1
-		if before == 'PASS':
+		if before == Outcome.PASS:
 			res.passed -= 1
-		elif before == 'SKIP':
+		elif before == Outcome.SKIP:
 			res.skipped -= 1
 		res.failures.append(f'{c.row}: {c.flagged}')
 	for r in strays:
 		res.reports.append(r.as_dict())
 	changed = any(before != c.status for c, before in touched)
-	if (changed or strays) and res.status == 'PASS':
-		res.status = 'FAIL'
+	if (changed or strays) and res.status == ArchStatus.PASS:
+		res.status = ArchStatus.FAIL
 	if strays:
 		res.reason = '\n'.join(x for x in (res.reason, stray_reason(strays)) if x)

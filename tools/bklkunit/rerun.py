@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
 from . import baseline, ktap, kunit_tool, report
+from .results import ArchStatus, stopped_note
 
 # What kunit.py exec --list_tests prints for each test (its own filter).
 LISTED = kunit_tool.LISTED
@@ -95,8 +96,7 @@ class Booter:
 		rc, output, console = self._exec([f'--json={self.out / f"results.{n}.json"}', glob],
 						 str(n), purpose)
 		v = ktap.judge(self.ktree, console, output)
-		stopped = f'{v.status}: {v.reason}' if v.status in ('CRASH', 'TIMEOUT') else ''
-		suites = report.parse_console(self.ktree, console, stopped.split('\n')[0][:300])
+		suites = report.parse_console(self.ktree, console, stopped_note(v.status, v.reason))
 		self.boots.append({'boot': n, 'purpose': purpose, 'filter': glob,
 				   'console': f'console.{n}.log', 'kunit_log': f'kunit.{n}.log',
 				   'exit': rc, 'status': v.status, 'reason': v.reason})
@@ -158,17 +158,16 @@ def rerun_failures(b: Booter, suites: List[report.Suite], times: int) -> List[st
 def after_first_boot(b: Booter, res, v: ktap.Verdict) -> None:
 	"""Continue after a crash and re-run failures as the arguments ask;
 	update res (a run.ArchResult) in place."""
-	stopped = f'{res.status}: {res.reason}' if res.status in ('CRASH', 'TIMEOUT') else ''
 	console = (b.out / 'console.log').read_text(errors='replace').splitlines()
-	first = report.parse_console(b.ktree, console, stopped.split('\n')[0][:300])
+	first = report.parse_console(b.ktree, console, stopped_note(res.status, res.reason))
 	later: List[List[report.Suite]] = []
-	if (res.status in ('CRASH', 'TIMEOUT') and v.ktap
+	if (res.status in (ArchStatus.CRASH, ArchStatus.TIMEOUT) and v.ktap
 	    and not getattr(b.args, 'no_crash_rerun', False)):
 		later = continue_after_crash(b, first)
 	merged = baseline.merge_boots(first, later)
 	flaky: List[str] = []
 	times = getattr(b.args, 'rerun_failures', 0) or 0
-	if times > 0 and res.status in ('FAIL', 'CRASH', 'TIMEOUT'):
+	if times > 0 and res.status in (ArchStatus.FAIL, ArchStatus.CRASH, ArchStatus.TIMEOUT):
 		flaky = rerun_failures(b, merged, times)
 	res.boots = b.boots
 	res.run_seconds += b.seconds
@@ -191,13 +190,13 @@ def after_first_boot(b: Booter, res, v: ktap.Verdict) -> None:
 			for c in left if c.status in names]
 	if ran:
 		cut = [bt['filter'] for bt in ran]
-		bad = [f'{bt["filter"]} {bt["status"]}' for bt in ran if bt['status'] != 'PASS']
+		bad = [f'{bt["filter"]} {bt["status"]}' for bt in ran if bt['status'] != ArchStatus.PASS]
 		res.reason += (f'\nre-ran {len(cut)} suite(s) the crash cut off, one boot each '
 			       f'(console.2.log ...): ' + ', '.join(cut)
 			       + (f'; not PASS: {", ".join(bad)}' if bad else ''))
 	if flaky and not res.failures:
 		was = res.status
-		res.status = 'FLAKY'
+		res.status = ArchStatus.FLAKY
 		res.reason = (f'{len(flaky)} case(s) failed, then passed when run again '
 			      f'(was {was}): ' + ', '.join(flaky)
 			      + ('\n' + res.reason if res.reason else ''))

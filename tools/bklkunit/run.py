@@ -27,6 +27,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from . import buildstamp, deps, ktap, kunit_tool, paths, profiles, progress, tree
 from .errors import UserError
+from .results import ArchStatus
 
 # An arch running alongside others gets at least this many CPUs.
 CPUS_PER_ARCH = 4
@@ -190,7 +191,7 @@ def add_arguments(p: argparse.ArgumentParser, one_tree: bool = True) -> None:
 @dataclass
 class ArchResult:
 	arch: str
-	status: str = 'NOT_RUN'   # PASS FAIL FLAKY CRASH TIMEOUT NO_TESTS BUILD_FAILED CONFIG_FAILED
+	status: str = ArchStatus.NOT_RUN   # PASS FAIL FLAKY CRASH TIMEOUT NO_TESTS BUILD_FAILED CONFIG_FAILED
 				  # SKIPPED_PROFILE (the profile does not exist on this arch)
 	reason: str = ''
 	passed: int = 0
@@ -211,7 +212,7 @@ class ArchResult:
 
 	@property
 	def ok(self) -> bool:
-		return self.status == 'PASS'
+		return self.status == ArchStatus.PASS
 
 	@property
 	def counted(self) -> bool:
@@ -328,7 +329,7 @@ def _run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse
 	res.build_seconds = time.time() - t0
 	if rc != 0:
 		log = (out / 'build.log').read_text(errors='replace')
-		res.status = 'CONFIG_FAILED' if kunit_tool.config_failed(log) else 'BUILD_FAILED'
+		res.status = ArchStatus.CONFIG_FAILED if kunit_tool.config_failed(log) else ArchStatus.BUILD_FAILED
 		res.reason = f'kunit.py build exited {rc}; see {out / "build.log"}:\n' + _tail(
 			out / 'build.log', 15)
 		return res
@@ -343,7 +344,7 @@ def _run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse
 	asked = asked_cpus(cmd)
 	problem = smp_config_problem(build_dir / '.config', asked)
 	if problem:
-		res.status, res.reason = 'CONFIG_FAILED', problem
+		res.status, res.reason = ArchStatus.CONFIG_FAILED, problem
 		return res
 	console_src = build_dir / 'test.log'
 	if console_src.exists():
@@ -362,11 +363,11 @@ def _run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse
 	(out / 'ktap.log').write_text(''.join(l + '\n' for l in v.ktap))
 	res.passed, res.failed, res.skipped, res.crashed = v.passed, v.failed, v.skipped, v.crashed
 	res.status, res.reason, res.failures = v.status, v.reason, v.failures
-	if res.status == 'PASS' and rc != 0:
-		res.status, res.reason = 'FAIL', f'kunit.py exec exited {rc}'
+	if res.status == ArchStatus.PASS and rc != 0:
+		res.status, res.reason = ArchStatus.FAIL, f'kunit.py exec exited {rc}'
 	cpus = guest_cpus(console)
-	if res.status == 'PASS' and cpus is not None and cpus < asked:
-		res.status, res.reason = 'FAIL', (f'the guest brought up {cpus} of the {asked} '
+	if res.status == ArchStatus.PASS and cpus is not None and cpus < asked:
+		res.status, res.reason = ArchStatus.FAIL, (f'the guest brought up {cpus} of the {asked} '
 						  'vCPUs it was given: the race cases had fewer CPUs')
 	# Lockdep, KASAN, KCSAN, UBSAN, WARN ...: the case they happened in fails.
 	from . import reports
@@ -377,10 +378,10 @@ def _run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse
 	except Exception:
 		pass
 	res.judge_seconds = time.time() - t0
-	crashed = (res.status in ('CRASH', 'TIMEOUT') and v.ktap
+	crashed = (res.status in (ArchStatus.CRASH, ArchStatus.TIMEOUT) and v.ktap
 		   and not getattr(args, 'no_crash_rerun', False))
-	failed = getattr(args, 'rerun_failures', 0) > 0 and res.status in ('FAIL', 'CRASH',
-									     'TIMEOUT')
+	failed = getattr(args, 'rerun_failures', 0) > 0 and res.status in (ArchStatus.FAIL, ArchStatus.CRASH,
+									     ArchStatus.TIMEOUT)
 	if crashed or failed:
 		from . import rerun
 		rerun.after_first_boot(rerun.Booter(ktree, arch, kunit, common, env, build_dir, out,
@@ -589,7 +590,7 @@ def main(args: argparse.Namespace) -> int:
 		except UserError:
 			raise
 		except Exception as e:  # one arch's trouble must not hide the others
-			r = ArchResult(arch, status='ERROR', reason=f'{type(e).__name__}: {e}',
+			r = ArchResult(arch, status=ArchStatus.ERROR, reason=f'{type(e).__name__}: {e}',
 				       profile=prof.name)
 		(rdir / arch).mkdir(parents=True, exist_ok=True)
 		(rdir / arch / 'verdict.json').write_text(json.dumps(asdict(r), indent=1) + '\n')

@@ -5,7 +5,6 @@ line `N passed, N failed` over all of them."""
 
 import argparse
 import json
-import os
 import re
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import List, Tuple
 
 from . import deps, paths
+from .results import ArchStatus
 
 KUNIT = [sys.executable, str(paths.REPO / 'tools' / 'kunit.py')]
 CI_ARCHES = 'x86_64,arm'
@@ -99,11 +99,11 @@ def main(args: argparse.Namespace) -> int:
 		try:
 			summary = json.loads((rdir / 'summary.json').read_text())
 			for a in summary['arches']:
-				if a['status'] == 'SKIPPED_PROFILE':
+				if a['status'] == ArchStatus.SKIPPED_PROFILE:
 					continue     # the profile does not exist there: no verdict
 				p += a['passed']
 				f += a['failed'] + a['crashed']
-				if a['status'] != 'PASS' and a['failed'] + a['crashed'] == 0:
+				if a['status'] != ArchStatus.PASS and a['failed'] + a['crashed'] == 0:
 					f += 1   # a build failure, timeout or crash with no case to blame
 		except (OSError, ValueError, KeyError):
 			f += 1

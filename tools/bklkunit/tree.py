@@ -14,7 +14,6 @@ import os
 import re
 import shutil
 import subprocess
-import tarfile
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple

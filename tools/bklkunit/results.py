@@ -1,0 +1,172 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The result model: one vocabulary of statuses, and the cases of an arch.
+
+Three vocabularies, each one str enum (so JSON, JUnit, KCIDB and HTML get the
+same text they always did):
+
+  ArchStatus  what happened to an arch: PASS, FAIL, FLAKY, CRASH, TIMEOUT,
+              NO_TESTS, BUILD_FAILED, CONFIG_FAILED, SKIPPED_PROFILE, and
+              ERROR (the runner's own trouble) / NOT_RUN (never got to it)
+  Outcome     what happened to a case, in KCIDB's names: PASS, FAIL, SKIP,
+              ERROR (running when the guest crashed or hung, or never printed
+              its result) and MISS (announced by a plan but never reached)
+  Recorded    a case as a baseline records it (and `ab` labels it): pass,
+              fail, skip, crash, missing, flaky
+
+Case, Suite and ArchRun are an arch's cases as read from its consoles.
+"""
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Dict, FrozenSet, List, Optional, Tuple
+
+
+class ArchStatus(enum.StrEnum):
+	"""The status of one arch of a run (summary.json, verdict.json)."""
+	PASS = 'PASS'
+	FAIL = 'FAIL'
+	FLAKY = 'FLAKY'                  # --rerun-failures: every failed case passed alone
+	CRASH = 'CRASH'
+	TIMEOUT = 'TIMEOUT'
+	NO_TESTS = 'NO_TESTS'
+	BUILD_FAILED = 'BUILD_FAILED'
+	CONFIG_FAILED = 'CONFIG_FAILED'
+	SKIPPED_PROFILE = 'SKIPPED_PROFILE'
+	ERROR = 'ERROR'                  # the runner's own trouble (an exception)
+	NOT_RUN = 'NOT_RUN'
+
+
+class Outcome(enum.StrEnum):
+	"""The result of one case (or parameter), in KCIDB's names."""
+	PASS = 'PASS'
+	FAIL = 'FAIL'
+	SKIP = 'SKIP'
+	ERROR = 'ERROR'
+	MISS = 'MISS'
+
+
+class Recorded(enum.StrEnum):
+	"""A case's result as a baseline (kunit/baselines/<arch>.json) records it."""
+	PASS = 'pass'
+	FAIL = 'fail'
+	SKIP = 'skip'
+	CRASH = 'crash'
+	MISSING = 'missing'
+	FLAKY = 'flaky'
+
+
+# An Outcome as a baseline records it.
+RECORDED: Dict[str, Recorded] = {
+	Outcome.PASS: Recorded.PASS, Outcome.FAIL: Recorded.FAIL, Outcome.SKIP: Recorded.SKIP,
+	Outcome.ERROR: Recorded.CRASH, Outcome.MISS: Recorded.MISSING}
+
+PASS, FAIL, SKIP, ERROR, MISS = (Outcome.PASS, Outcome.FAIL, Outcome.SKIP, Outcome.ERROR,
+				 Outcome.MISS)
+
+# Arch statuses for which the kernel was built.
+BUILT: FrozenSet[str] = frozenset({ArchStatus.PASS, ArchStatus.FAIL, ArchStatus.CRASH,
+				   ArchStatus.TIMEOUT, ArchStatus.NO_TESTS})
+NOT_BUILT: FrozenSet[str] = frozenset({ArchStatus.BUILD_FAILED, ArchStatus.CONFIG_FAILED})
+# Arch statuses that say the guest ran to the end of its KTAP plan: the
+# console must show that complete plan, with at least the cases counted.
+RAN_TO_THE_END: FrozenSet[str] = frozenset({ArchStatus.PASS, ArchStatus.FAIL,
+					    ArchStatus.FLAKY, ArchStatus.NO_TESTS})
+# Arch statuses that say the guest stopped before its end: the case that was
+# running then is told why (stopped_note).
+STOPPED: FrozenSet[str] = frozenset({ArchStatus.CRASH, ArchStatus.TIMEOUT, ArchStatus.ERROR})
+# The arch status as one KCIDB status, for the "kunit" test of each build.
+ARCH_TO_KCIDB: Dict[str, Outcome] = {
+	ArchStatus.PASS: PASS, ArchStatus.FAIL: FAIL, ArchStatus.CRASH: ERROR,
+	ArchStatus.TIMEOUT: ERROR, ArchStatus.ERROR: ERROR, ArchStatus.NO_TESTS: MISS,
+	ArchStatus.SKIPPED_PROFILE: SKIP,
+	ArchStatus.FLAKY: FAIL}   # run --rerun-failures: failed, then passed alone
+
+
+def stopped_note(status: str, reason: str) -> str:
+	"""Why the guest stopped, for the case that was running then ('' when it
+	did not stop early): the first line of 'STATUS: reason', at most 300
+	characters."""
+	if status not in STOPPED:
+		return ''
+	return f'{status}: {reason}'.split('\n')[0][:300]
+
+
+@dataclass
+class Case:
+	"""One result row: a case, one parameter of a case, or a suite that
+	has no cases of its own (its init failed, or it never started)."""
+	suite: str
+	name: str = ''                  # '' for a suite-level row
+	params: Tuple[str, ...] = ()    # parameter descriptions, outermost first
+	status: Outcome = Outcome.PASS
+	message: str = ''               # SKIP reason; what ERROR/MISS means here
+	diagnostics: List[str] = field(default_factory=list)
+	duration: Optional[float] = None
+	named: bool = True              # False: the name stands for a plan position
+	kind: str = ''                  # JUnit error/failure type when not the default
+	running: bool = False           # ERROR: it was running when the guest stopped
+	span: Optional[Tuple[int, int]] = None   # console lines: starts after [0], result at [1]
+	reports: List[Any] = field(default_factory=list)   # reports.Report printed while it ran
+	flagged: str = ''               # why reports.py failed it: 'KASAN report', ...
+
+	@property
+	def label(self) -> str:
+		"""The JUnit testcase name: case, case/param, or the suite name."""
+		return '/'.join((self.name or self.suite,) + self.params)
+
+	@property
+	def row(self) -> str:
+		"""suite.case/param, the row of the HTML matrix."""
+		return f'{self.suite}.{self.label}' if self.name else self.suite
+
+	def summary(self) -> str:
+		"""One line saying why it is not a pass."""
+		if self.flagged and self.message and self.status == FAIL:
+			return self.message      # a kernel report, or one expected and not seen
+		if self.status in (ERROR, MISS) and self.message:
+			return self.message
+		for line in self.diagnostics:
+			if line.strip().startswith('#'):
+				return line.strip()
+		for line in self.diagnostics:
+			if line.strip():
+				return line.strip()
+		return self.message or {FAIL: 'not ok', ERROR: 'no result', MISS: 'not run'}.get(
+			self.status, '')
+
+
+@dataclass
+class Suite:
+	name: str
+	cases: List[Case] = field(default_factory=list)
+	duration: Optional[float] = None
+
+
+@dataclass
+class ArchRun:
+	"""One arch of a results directory, read back."""
+	arch: str
+	status: str
+	reason: str = ''
+	built: bool = False
+	suites: List[Suite] = field(default_factory=list)
+	logs: Dict[str, str] = field(default_factory=dict)   # name -> path relative to rdir
+	compiler: str = ''
+	qemu: str = ''
+	build_seconds: Optional[float] = None
+	run_seconds: Optional[float] = None
+	build_command: str = ''
+	build_tail: str = ''
+	# Set when the console does not bear out summary.json (damaged or
+	# missing logs): why, and the status summary.json gave.  status is then
+	# what the console shows (CRASH, or FAIL), never PASS.
+	disagreement: str = ''
+	recorded_status: str = ''
+
+	@property
+	def cases(self) -> List[Case]:
+		return [c for s in self.suites for c in s.cases]
+
+	def blamed(self) -> bool:
+		"""Whether some case carries this arch's trouble."""
+		return any(c.status in (FAIL, ERROR) for c in self.cases)
