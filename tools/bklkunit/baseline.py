@@ -157,11 +157,13 @@ def build_config_hash(cache: Path, summary: Dict[str, Any], arch: str, rdir: Pat
 
 
 def load_results(rdir: Path, kernel_tree: Path, probe: bool = True,
-		 cache: Optional[Path] = None) -> Tuple[Dict[str, Any], List[ArchCases]]:
+		 cache: Optional[Path] = None,
+		 loaded: Optional[report.Loaded] = None) -> Tuple[Dict[str, Any], List[ArchCases]]:
 	"""summary.json and each arch's cases and environment.  cache: where to
-	look for a build's .config when verdict.json has no config_hash."""
+	look for a build's .config when verdict.json has no config_hash.
+	loaded: what report.load_run already read of rdir."""
 	rdir = Path(rdir)
-	summary, runs = report.load_run(rdir, kernel_tree, probe=probe)
+	summary, runs = loaded or report.load_run(rdir, kernel_tree, probe=probe)
 	entries = {str(e.get('arch')): e for e in summary.get('arches', [])}
 	kernel = (str(summary.get('debian_version') or '')
 		  or (f'Linux {summary["kernel_version"]}' if summary.get('kernel_version') else ''))

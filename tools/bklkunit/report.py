@@ -382,11 +382,21 @@ def load_verdict(adir: Path, entry: Dict[str, Any]) -> Dict[str, Any]:
 	return verdict if isinstance(verdict, dict) else dict(entry)
 
 
+Loaded = Tuple[Dict[str, Any], List[ArchRun]]
+
+
 def load_run(rdir: Path, kernel_tree: Path, environment: Optional[Dict[str, Dict[str, str]]] = None,
-	     probe: bool = True) -> Tuple[Dict[str, Any], List[ArchRun]]:
-	"""summary.json and every arch of it, consoles parsed."""
+	     probe: bool = True, summary: Optional[Dict[str, Any]] = None) -> Loaded:
+	"""summary.json and every arch of it, consoles parsed.  summary: the
+	summary `run` is about to write (it is not read back from rdir then;
+	the one returned is that object)."""
 	rdir = Path(rdir)
-	summary = load_summary(rdir)
+	if summary is None:
+		summary = load_summary(rdir)
+	else:
+		problem = summary_problem(summary)
+		if problem:
+			raise UserError(f'not a summary of `kunit.py run`: {problem}')
 	environment = environment or {}
 	runs = []
 	for entry in summary.get('arches', []):
@@ -840,7 +850,8 @@ def html_page(summary: Dict[str, Any], runs: List[ArchRun], origin: str) -> str:
 def write_reports(rdir: Path, kernel_tree: Path, origin: str = DEFAULT_ORIGIN, *,
 		  environment: Optional[Dict[str, Dict[str, str]]] = None, probe: bool = True,
 		  patch_dir: Path = paths.PATCH_DIR,
-		  runs_out: Optional[List[ArchRun]] = None) -> Dict[str, Path]:
+		  runs_out: Optional[List[ArchRun]] = None,
+		  loaded: Optional[Loaded] = None) -> Dict[str, Path]:
 	"""Write <arch>/junit.xml, junit.xml, kcidb.json and index.html into rdir.
 
 	kernel_tree: the tree whose kunit_parser reads the consoles (summary.json's
@@ -849,10 +860,11 @@ def write_reports(rdir: Path, kernel_tree: Path, origin: str = DEFAULT_ORIGIN, *
 	kernel banner in the console, or (probe) `<cc> --version` and
 	`<qemu> --version` on this host.  Returns {path relative to rdir: path};
 	runs_out, if given, gets the arches as read (ArchRun.disagreement: a
-	console that does not bear summary.json out)."""
+	console that does not bear summary.json out).  loaded: what load_run
+	already read (`run` reads every console once for all it writes)."""
 	rdir = Path(rdir)
 	check_origin(origin)             # before anything is written
-	summary, runs = load_run(rdir, kernel_tree, environment, probe)
+	summary, runs = loaded or load_run(rdir, kernel_tree, environment, probe)
 	if runs_out is not None:
 		runs_out.extend(runs)
 	written: Dict[str, Path] = {}

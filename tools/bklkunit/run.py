@@ -25,7 +25,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
 
-from . import buildstamp, deps, ktap, kunit_tool, paths, profiles, progress, tree
+from . import (baseline, buildstamp, deps, ktap, kunit_tool, paths, profiles, progress, report,
+	       reports, tree)
 from .errors import UserError
 from .results import ArchStatus
 
@@ -333,7 +334,6 @@ def _run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse
 		res.reason = f'kunit.py build exited {rc}; see {out / "build.log"}:\n' + _tail(
 			out / 'build.log', 15)
 		return res
-	from . import baseline
 	res.config_hash = baseline.file_sha256(build_dir / '.config')
 
 	cmd = kunit + ['exec'] + common + [f'--timeout={guest_timeout(args)}',
@@ -370,10 +370,8 @@ def _run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse
 		res.status, res.reason = ArchStatus.FAIL, (f'the guest brought up {cpus} of the {asked} '
 						  'vCPUs it was given: the race cases had fewer CPUs')
 	# Lockdep, KASAN, KCSAN, UBSAN, WARN ...: the case they happened in fails.
-	from . import reports
 	reports.judge(ktree, console, res)
 	try:
-		from . import report
 		res.qemu = report.probe_tools(arch).get('qemu', '')
 	except Exception:
 		pass
@@ -451,7 +449,6 @@ def check_arguments(args: argparse.Namespace, cache: Path, arches: List[str],
 		if not (ktree / 'tools/testing/kunit/kunit.py').exists():
 			raise UserError(f'{ktree} is not a kernel tree with tools/testing/kunit/kunit.py')
 	if getattr(args, 'compare', False):
-		from . import baseline
 		baseline.check_baseline_dir(getattr(args, 'baseline_dir', None))
 	if args.results_dir:
 		paths.usable_dir(Path(args.results_dir).resolve(), '--results-dir', probe=True)
@@ -617,26 +614,33 @@ def main(args: argparse.Namespace) -> int:
 	results: List[ArchResult] = [by_arch[a] for a in arches]
 	summary = dict(info, arches=[asdict(r) for r in results], results_dir=str(rdir),
 		       filter_glob=args.filter_glob, profile=prof.name)
-	(rdir / 'summary.json').write_text(json.dumps(summary, indent=1) + '\n')
-	if not args.results_dir:
-		set_latest(cache, rdir)
-	div = None
+	# Every console is read once (report.load_run), for the divergence and
+	# every report; summary.json is written once, at the end.
 	t1 = time.time()
+	loaded: Optional[report.Loaded] = None
+	try:
+		loaded = report.load_run(rdir, ktree, summary=summary)
+	except Exception as e:  # never at the cost of the verdict
+		unread: Optional[Exception] = e
+	else:
+		unread = None
+	div = None
 	if sum(r.counted for r in results) > 1:
 		try:
-			from . import baseline
-			_, cases = baseline.load_results(rdir, ktree, probe=False)
+			if loaded is None:
+				raise unread or RuntimeError('results not read')
+			_, cases = baseline.load_results(rdir, ktree, probe=False, loaded=loaded)
 			div = baseline.divergence(cases)
 			summary['divergence'] = div
-			(rdir / 'summary.json').write_text(json.dumps(summary, indent=1) + '\n')
 		except Exception as e:  # like the reports: never at the cost of the verdict
 			print(f'cross-arch divergence not computed: {type(e).__name__}: {e}',
 			      file=sys.stderr)
 	timings['divergence'] = time.time() - t1
 	t1 = time.time()
 	try:
-		from . import report
-		written = report.write_reports(rdir, ktree)
+		if loaded is None:
+			raise unread or RuntimeError('results not read')
+		written = report.write_reports(rdir, ktree, loaded=loaded)
 		print('Reports: ' + ', '.join(sorted(str(k) for k in written)))
 	except Exception as e:  # a report must never cost the run its verdict
 		print(f'reports not written: {type(e).__name__}: {e}', file=sys.stderr)
@@ -644,6 +648,8 @@ def main(args: argparse.Namespace) -> int:
 	timings['total'] = time.time() - t0
 	summary['timings'] = {k: round(v, 3) for k, v in timings.items()}
 	(rdir / 'summary.json').write_text(json.dumps(summary, indent=1) + '\n')
+	if not args.results_dir:
+		set_latest(cache, rdir)
 	print()
 	print(format_table(results))
 	for r in results:
@@ -657,7 +663,6 @@ def main(args: argparse.Namespace) -> int:
 		print('\nWARNING: flaky cases (failed, then passed when run again) fail the run: '
 		      'a flaky test is a defect to fix')
 	if div and (div['cases'] or div['no_results']):
-		from . import baseline
 		print('\nCross-arch divergence (pass on one arch, not on another):')
 		print('\n'.join(baseline.format_divergence(div, limit=30)))
 	print(f'\nResults: {rdir}')
@@ -669,7 +674,6 @@ def main(args: argparse.Namespace) -> int:
 		 f'{", ".join(skipped)}' if skipped else ''))
 	rc = 1 if bad else 0
 	if getattr(args, 'compare', False):
-		from . import baseline
 		print()
 		bdir = (Path(args.baseline_dir).resolve() if args.baseline_dir
 			else baseline.default_dir(prof.name))

@@ -745,3 +745,28 @@ def test_guest_timeout_the_option_then_the_profile_then_the_default():
 	assert run.guest_timeout(_ns(timeout=None, profile='kasan')) == 900
 	assert run.guest_timeout(_ns(timeout=77, profile='kasan')) == 77
 	assert run.guest_timeout(_ns(timeout=None, profile='kcsan')) == run.DEFAULT_TIMEOUT
+
+
+def test_main_writes_summary_once_and_reads_each_console_once(main_env, monkeypatch):
+	f = main_env
+	f.scenario('x86_64', console='console_fail.log')
+	f.scenario('arm', console='console_pass.log')
+	writes, loads = [], []
+	real_write, real_load = Path.write_text, run.report.load_run
+
+	def write_text(self, *a, **kw):
+		if self.name == 'summary.json':
+			writes.append(self)
+		return real_write(self, *a, **kw)
+
+	def load_run(*a, **kw):
+		loads.append(a)
+		return real_load(*a, **kw)
+	monkeypatch.setattr(Path, 'write_text', write_text)
+	monkeypatch.setattr(run.report, 'load_run', load_run)
+	assert run.main(f.args('--arch', 'x86_64,arm')) == 1
+	assert len(writes) == 1 and len(loads) == 1
+	s = summary(f)
+	assert 'divergence' in s and 'timings' in s
+	assert (s['results_dir'] and Path(s['results_dir'], 'kcidb.json').is_file()
+		and Path(s['results_dir'], 'junit.xml').is_file())
