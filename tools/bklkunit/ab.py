@@ -41,7 +41,6 @@ were B's baseline.
 """
 
 import argparse
-import copy
 import hashlib
 import json
 import re
@@ -51,9 +50,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from . import baseline, deps, kunit_tool, paths, profiles, report, run, tree
+from . import baseline, deps, kunit_tool, paths, profiles, progress, report, run, tree
 from .baseline import BAD, FLAKY, MISSING, PASS, SKIP
 from .errors import UserError
+from .plan import RunOptions, kunitconfigs
 from .results import ArchStatus
 
 FORMAT = 1
@@ -289,24 +289,24 @@ def run_a(wt: Path, arch: str, bdir: Path, out: Path, args: argparse.Namespace, 
 	  defined: Set[str]) -> Tuple[run.ArchResult, List[Dict[str, str]]]:
 	"""run.run_arch on the pristine tree with the filtered kunitconfigs; a
 	second build when kunit.py refused options of the first."""
-	profile = getattr(args, 'profile', profiles.DEFAULT)
-	fragments = run.kunitconfigs(arch, args.kunitconfig, profile)
+	options = RunOptions.from_args(args)
+	fragments = kunitconfigs(arch, options.kunitconfig, options.profile.name)
 	refused: Dict[str, str] = {}
 
 	def why(sym: str) -> Optional[str]:
 		return refused.get(sym) or (None if sym in defined else NOT_DEFINED)
 	for attempt in (1, 2):
 		use, dropped = a_fragments(fragments, why, out / 'kunitconfig')
-		a_args = copy.copy(args)
-		a_args.kconfig_add = []
-		for k in args.kconfig_add:
+		kept = []
+		for k in options.kconfig_add:
 			sym = option_symbol(k)
 			reason = why(sym) if sym else None
 			if reason:
 				dropped.append({'option': k, 'fragment': '--kconfig-add', 'why': reason})
 			else:
-				a_args.kconfig_add.append(k)
-		r = run.run_arch(wt, arch, bdir, out, a_args, cache, fragments=use, tag=SIDES['a'])
+				kept.append(k)
+		r = run.run_arch(wt, arch, bdir, out, options.with_kconfig_add(kept), cache,
+				 fragments=use, tag=SIDES['a'])
 		if r.status != ArchStatus.CONFIG_FAILED or attempt == 2:
 			break
 		log = out / 'build.log'
@@ -316,7 +316,7 @@ def run_a(wt: Path, arch: str, bdir: Path, out: Path, args: argparse.Namespace, 
 		for s in more:
 			refused[s] = REFUSED
 		log.replace(out / 'build.refused.log')
-		run._progress(f'{arch} ({SIDES["a"]})', 'kunit.py build refused '
+		progress.say(f'{arch} ({SIDES["a"]})', 'kunit.py build refused '
 			      + ', '.join(f'CONFIG_{s}' for s in more) + ': building again without')
 	return r, dropped
 
@@ -577,7 +577,7 @@ def _main(args: argparse.Namespace, arches: List[str], cache: Path) -> int:
 						  reason=f'profile {prof.name} not run: {prof.why_not(arch)}')
 				   for _ in 'ab']
 			x = ArchAB(arch, skipped[0], skipped[1])
-			run._progress(arch, f'{profiles.SKIPPED}: {prof.why_not(arch)}')
+			progress.say(arch, f'{profiles.SKIPPED}: {prof.why_not(arch)}')
 		else:
 			bdir = cache / 'build' / profiles.build_key(key, prof.name) / arch
 			bdir.parent.mkdir(parents=True, exist_ok=True)
@@ -590,7 +590,7 @@ def _main(args: argparse.Namespace, arches: List[str], cache: Path) -> int:
 			ra, dropped = got if isinstance(got, tuple) else (got, [])
 			x = ArchAB(arch, ra, rb, dropped)
 			for side, r in (('b', rb), ('a', ra)):
-				run._progress(f'{arch} ({SIDES[side]})',
+				progress.say(f'{arch} ({SIDES[side]})',
 					      f'{r.status} ({r.passed} passed, {r.failed} failed, '
 					      f'{r.skipped} skipped, {r.crashed} crashed)')
 		_write_verdict(rdir / 'a', x.a)

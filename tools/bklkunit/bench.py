@@ -42,7 +42,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from . import deps, kunit_tool, paths, profiles, run, tree
+from . import deps, kunit_tool, paths, plan, profiles, tree
 from .errors import UserError
 
 ROWS = ('cold', 'warm', 'edit')
@@ -122,18 +122,18 @@ def plain_command(lay: Layout, arch: str, args: argparse.Namespace,
 	"""kunit.py run as a developer types it, on the same fragments as ours."""
 	cmd = [sys.executable, str(lay.src / 'tools/testing/kunit/kunit.py'), 'run',
 	       f'--arch={arch}', f'--build_dir={lay.build("plain", arch)}']
-	cmd += [f'--kunitconfig={k}' for k in run.kunitconfigs(arch, [], args.profile)]
+	cmd += [f'--kunitconfig={k}' for k in plan.kunitconfigs(arch, [], args.profile)]
 	cross = paths.ARCHES[arch].cross_compile
 	if cross:
 		cmd.append(f'--cross_compile={cross}')
-	cmd += [f'--make_options={m}' for m in run.make_options(arch, args.ccache == 'on')]
+	cmd += [f'--make_options={m}' for m in plan.make_options(arch, args.ccache == 'on')]
 	cmd += profiles.exec_options(args.profile, qemu_args or [])
 	return cmd
 
 
 def plain_env(lay: Layout) -> Dict[str, str]:
 	"""The environment run.py gives kunit.py, with plain's own CCACHE_DIR."""
-	return run.build_env(lay.cache, lay.ccache('plain'))
+	return plan.build_env(lay.cache, lay.ccache('plain'))
 
 
 def ours_command(lay: Layout, arch: str, args: argparse.Namespace, rdir: Path) -> List[str]:
@@ -584,8 +584,7 @@ def main(args: argparse.Namespace) -> int:
 
 	qemu_args: Dict[str, List[str]] = {}
 	for a in arches_run:
-		ns = argparse.Namespace(profile=prof.name, qemu_args=[], smp=run.DEFAULT_SMP)
-		qemu_args[a] = run.qemu_extra(a, ns) if args.same_guest else []
+		qemu_args[a] = plan.qemu_extra(a, prof) if args.same_guest else []
 
 	doc: Dict[str, Any] = {
 		'date': time.strftime('%Y-%m-%d %H:%M:%S %z'),

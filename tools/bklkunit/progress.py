@@ -34,6 +34,11 @@ COMPILER = re.compile(r'(^|-)(gcc|cc|clang|ccache)(-\d+)?$')
 LINKER = re.compile(r'(^|-)ld(\.bfd|\.gold|\.lld)?$')
 
 
+def say(what: str, phase: str) -> None:
+	"""A line of its own: '[hh:mm:ss] x86_64: build'."""
+	print(f'[{time.strftime("%H:%M:%S")}] {what}: {phase}', flush=True)
+
+
 def clock() -> float:
 	return time.monotonic()
 

@@ -20,14 +20,14 @@ the KTAP of every test boot, one after the other.  verdict.json "boots"
 lists them (boot, purpose continue|rerun|list, filter, console, status).
 """
 
-import argparse
 import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
-from . import baseline, ktap, kunit_tool, report
+from . import baseline, ktap, kunit_tool, progress, report
+from .plan import ArchPlan
 from .results import ArchStatus, stopped_note
 
 # What kunit.py exec --list_tests prints for each test (its own filter).
@@ -36,37 +36,34 @@ LISTED = kunit_tool.LISTED
 
 @dataclass
 class Booter:
-	ktree: Path
-	arch: str
-	kunit: List[str]          # [python, .../kunit.py]
-	common: List[str]         # --arch, --build_dir, --cross_compile
+	plan: ArchPlan            # the arch as its first boot ran it
 	env: Dict[str, str]
-	build_dir: Path
-	out: Path
-	args: argparse.Namespace
 	boots: List[Dict[str, Any]] = field(default_factory=list)
 	seconds: float = 0.0
-	name: str = ''            # the arch as progress lines call it (default: arch)
+
+	@property
+	def ktree(self) -> Path:
+		return self.plan.ktree
+
+	@property
+	def out(self) -> Path:
+		return self.plan.out
 
 	@property
 	def shown(self) -> str:
-		return self.name or self.arch
+		"""The arch as progress lines call it."""
+		return self.plan.name
 
 	def _exec(self, extra: List[str], name: str, label: str) -> Tuple[int, str, List[str]]:
 		"""One kunit.py exec; (exit status, its output, the console)."""
-		from . import run
-		cmd = self.kunit + ['exec'] + self.common + [f'--timeout={self.args.suite_timeout}']
-		from . import profiles
-		cmd += profiles.exec_options(getattr(self.args, 'profile', profiles.DEFAULT),
-					     run.qemu_extra(self.arch, self.args))
-		cmd += extra
-		src = self.build_dir / 'test.log'
+		o = self.plan.options
+		cmd = self.plan.exec_command(extra, timeout=o.suite_timeout)
+		src = self.plan.build_dir / 'test.log'
 		if src.exists():
 			src.unlink()
 		t0 = time.time()
-		rc = run._stream(cmd, self.out / f'kunit.{name}.log', self.env, self.args.verbose,
-				 f'{self.shown} {label}',
-				 getattr(self.args, 'progress_interval', run.PROGRESS_INTERVAL))
+		rc = progress.stream(cmd, self.out / f'kunit.{name}.log', self.env, o.verbose,
+				     f'{self.shown} {label}', o.progress_interval)
 		self.seconds += time.time() - t0
 		console = self.out / f'console.{name}.log'
 		if src.exists():
@@ -78,8 +75,7 @@ class Booter:
 
 	def list_tests(self, filter_glob: str) -> List[str]:
 		"""suite.case of every test the kernel would run, in its order."""
-		from . import run
-		run._progress(self.shown, 'list tests')
+		progress.say(self.shown, 'list tests')
 		rc, output, _ = self._exec(['--list_tests'] + ([filter_glob] if filter_glob else []),
 					   'list', 'list')
 		tests = kunit_tool.listed_tests(output)
@@ -90,9 +86,8 @@ class Booter:
 
 	def boot(self, glob: str, purpose: str) -> Tuple[List[report.Suite], ktap.Verdict]:
 		"""A test boot of just glob; its suites as report.py reads them."""
-		from . import run
 		n = sum(1 for b in self.boots if isinstance(b.get('boot'), int)) + 2
-		run._progress(self.shown, f'boot {n} ({purpose}): {glob}')
+		progress.say(self.shown, f'boot {n} ({purpose}): {glob}')
 		rc, output, console = self._exec([f'--json={self.out / f"results.{n}.json"}', glob],
 						 str(n), purpose)
 		v = ktap.judge(self.ktree, console, output)
@@ -118,7 +113,7 @@ def continue_after_crash(b: Booter, first: List[report.Suite]) -> List[List[repo
 	"""Boot once per suite the crash kept from running; their suites."""
 	if not any(baseline.placeholder_suite(s) for s in first):
 		return []          # the crash was in the last suite: nothing was cut off
-	glob = b.args.filter_glob or ''
+	glob = b.plan.options.filter_glob
 	listed = _suites_in_order(b.list_tests(glob))
 	seen = {s.name for s in first if not baseline.placeholder_suite(s)}
 	case_glob = glob.split('.', 1)[1] if '.' in glob else ''
@@ -162,11 +157,11 @@ def after_first_boot(b: Booter, res, v: ktap.Verdict) -> None:
 	first = report.parse_console(b.ktree, console, stopped_note(res.status, res.reason))
 	later: List[List[report.Suite]] = []
 	if (res.status in (ArchStatus.CRASH, ArchStatus.TIMEOUT) and v.ktap
-	    and not getattr(b.args, 'no_crash_rerun', False)):
+	    and b.plan.options.crash_rerun):
 		later = continue_after_crash(b, first)
 	merged = baseline.merge_boots(first, later)
 	flaky: List[str] = []
-	times = getattr(b.args, 'rerun_failures', 0) or 0
+	times = b.plan.options.rerun_failures
 	if times > 0 and res.status in (ArchStatus.FAIL, ArchStatus.CRASH, ArchStatus.TIMEOUT):
 		flaky = rerun_failures(b, merged, times)
 	res.boots = b.boots

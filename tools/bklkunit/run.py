@@ -13,7 +13,6 @@ suites a crash cut off, --rerun-failures) are rerun.py's: console.N.log etc.
 """
 
 import argparse
-import copy
 import hashlib
 import json
 import os
@@ -21,40 +20,26 @@ import re
 import shutil
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple, Union
 
 from . import (baseline, buildstamp, deps, ktap, kunit_tool, paths, profiles, progress, report,
-	       reports, tree)
+	       reports, rerun, tree)
 from .errors import UserError
+from .plan import (DEFAULT_SMP, DEFAULT_SUITE_TIMEOUT, DEFAULT_TIMEOUT, PROGRESS_INTERVAL,
+		   ArchPlan, RunOptions, build_env, kunitconfigs)
+from .plan import make_options as make_options   # run's name for it, as before
 from .results import ArchStatus
 
 # An arch running alongside others gets at least this many CPUs.
 CPUS_PER_ARCH = 4
-DEFAULT_TIMEOUT = 300
-PROGRESS_INTERVAL = progress.INTERVAL
-DEFAULT_SUITE_TIMEOUT = 120
-
-
-# Guests get two vCPUs: the race and stress cases of the suites need a second
-# CPU to race on.  (--smp 1 for a single-CPU guest.)
-DEFAULT_SMP = 2
 
 
 def qemu_extra(arch: str, args: argparse.Namespace) -> List[str]:
-	"""The --qemu_args of a boot besides the profile's: vCPUs, then the
-	user's own.  None for UML: it boots no QEMU."""
-	if arch == 'um':
-		return []
-	out: List[str] = []
-	prof = profiles.PROFILES.get(getattr(args, 'profile', profiles.DEFAULT))
-	user = ' '.join(getattr(args, 'qemu_args', []) or [])
-	has_smp = '-smp' in user or any('-smp' in q for q in (prof.qemu_args if prof else ()))
-	smp = getattr(args, 'smp', DEFAULT_SMP)
-	if smp and smp > 1 and not has_smp:
-		out.append(f'-smp {smp}')
-	return out + list(getattr(args, 'qemu_args', []) or [])
+	"""RunOptions.qemu_extra of a command line."""
+	return RunOptions.from_args(args).qemu_extra(arch)
 
 
 _SMP_ARG_RE = re.compile(r'(?:^|\s)-smp\s+(?:cpus=)?(\d+)')
@@ -93,12 +78,8 @@ def guest_cpus(console: List[str]) -> Optional[int]:
 
 
 def guest_timeout(args: argparse.Namespace) -> int:
-	"""--timeout, else the profile's (a KASAN guest is slower), else the default."""
-	t = getattr(args, 'timeout', None)
-	if t is not None:
-		return t
-	prof = profiles.PROFILES.get(getattr(args, 'profile', profiles.DEFAULT))
-	return (prof.timeout if prof else 0) or DEFAULT_TIMEOUT
+	"""RunOptions.guest_timeout of a command line."""
+	return RunOptions.from_args(args).guest_timeout()
 
 
 def at_least(low: int) -> Callable[[str], int]:
@@ -221,49 +202,7 @@ class ArchResult:
 		return self.status != profiles.SKIPPED
 
 
-def kunitconfigs(arch: str, extra: List[str], profile: str = profiles.DEFAULT) -> List[Path]:
-	"""The repo's .kunitconfig, the default debug profile, the profile's own
-	fragment, the arch fragment, the user's."""
-	out = [paths.KUNITCONFIG, paths.KUNIT_DIR / 'profiles' / 'default.config']
-	if profile != profiles.DEFAULT:
-		out.append(paths.KUNIT_DIR / 'profiles' / f'{profile}.config')
-	frag = paths.KUNIT_DIR / 'arch' / f'{arch}.config'
-	if frag.exists():
-		out.append(frag)
-	out.extend(Path(e).resolve() for e in extra)
-	for p in out:
-		if not p.exists():
-			raise UserError(f'kunitconfig fragment {p} does not exist')
-	return out
-
-
-def build_env(cache: Path, ccache_dir: Optional[Path] = None) -> Dict[str, str]:
-	env = dict(os.environ)
-	env.update({
-		'PYTHONDONTWRITEBYTECODE': '1',
-		# Reproducible build stamps, so ccache hits survive across runs.
-		'KBUILD_BUILD_TIMESTAMP': '2011-01-25 00:00:00 UTC',
-		'KBUILD_BUILD_USER': 'bkl-kunit',
-		'KBUILD_BUILD_HOST': 'kunit',
-		'CCACHE_DIR': str(ccache_dir or cache / 'ccache'),
-		'CCACHE_BASEDIR': str(cache),
-		'CCACHE_MAXSIZE': os.environ.get('CCACHE_MAXSIZE', '20G'),
-		'CCACHE_NOHASHDIR': '1',
-	})
-	return env
-
-
-def make_options(arch: str, use_ccache: bool) -> List[str]:
-	if not use_ccache or not shutil.which('ccache'):
-		return []
-	cc = paths.ARCHES[arch].cross_compile + 'gcc'
-	return [f'CC=ccache {cc}', 'HOSTCC=ccache gcc']
-
-
-def _stream(cmd: List[str], log: Path, env: Dict[str, str], verbose: bool,
-	    label: str, interval: float = PROGRESS_INTERVAL) -> int:
-	"""Run cmd, logging everything; stream it with -v, else a progress line."""
-	return progress.stream(cmd, log, env, verbose, label, interval)
+_stream = progress.stream
 
 
 def _tail(path: Path, n: int = 20) -> str:
@@ -273,46 +212,37 @@ def _tail(path: Path, n: int = 20) -> str:
 		return ''
 
 
-def run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse.Namespace,
-	     cache: Path, fragments: Optional[List[Path]] = None, tag: str = '') -> ArchResult:
-	"""Build and boot one arch.  fragments: the kunitconfigs to build with
+def run_arch(ktree: Path, arch: str, build_dir: Path, out: Path,
+	     options: Union[RunOptions, argparse.Namespace], cache: Path,
+	     fragments: Optional[List[Path]] = None, tag: str = '') -> ArchResult:
+	"""Build and boot one arch.  options: the run's (a command line is read
+	by RunOptions.from_args); fragments: the kunitconfigs to build with
 	(default kunitconfigs()); tag: shown after the arch in progress lines.
 	The build directory is locked while it is built and booted (<build
 	dir>.lock): another kunit.py on the same cache waits for it."""
+	if not isinstance(options, RunOptions):
+		options = RunOptions.from_args(options)
+	if fragments is None:
+		fragments = kunitconfigs(arch, options.kunitconfig, options.profile.name)
+	p = ArchPlan(ktree, arch, build_dir, out, options, fragments, tag)
 	with paths.locked(build_dir.parent / f'{build_dir.name}.lock',
 			  f'the build directory {build_dir}'):
-		return _run_arch(ktree, arch, build_dir, out, args, cache, fragments, tag)
+		return _run_arch(p, cache)
 
 
-def _run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse.Namespace,
-	      cache: Path, fragments: Optional[List[Path]], tag: str) -> ArchResult:
-	profile = getattr(args, 'profile', profiles.DEFAULT)
-	name = f'{arch} ({tag})' if tag else arch
-	interval = getattr(args, 'progress_interval', PROGRESS_INTERVAL)
-	res = ArchResult(arch, profile=profile)
+def _run_arch(p: ArchPlan, cache: Path) -> ArchResult:
+	o, arch, build_dir, out, ktree, name = p.options, p.arch, p.build_dir, p.out, p.ktree, p.name
+	res = ArchResult(arch, profile=o.profile.name)
 	out.mkdir(parents=True, exist_ok=True)
-	kunit = [sys.executable, str(ktree / 'tools/testing/kunit/kunit.py')]
-	a = paths.ARCHES[arch]
-	common = [f'--arch={arch}', f'--build_dir={build_dir}']
-	if a.cross_compile:
-		common.append(f'--cross_compile={a.cross_compile}')
-	ccache_dir = getattr(args, 'ccache_dir', None)
-	env = build_env(cache, Path(ccache_dir).resolve() if ccache_dir else None)
+	env = build_env(cache, o.ccache_dir)
 
-	cmd = kunit + ['build'] + common + [f'--jobs={args.jobs}']
-	frags = (kunitconfigs(arch, args.kunitconfig, profile) if fragments is None
-		 else fragments)
-	for k in frags:
-		cmd.append(f'--kunitconfig={k}')
-	for k in args.kconfig_add:
-		cmd.append(f'--kconfig_add={k}')
-	for m in make_options(arch, not args.no_ccache):
-		cmd.append(f'--make_options={m}')
+	cmd = p.build_command()
+	frags = p.fragments
 	t0 = time.time()
 	want = None
-	if not getattr(args, 'always_build', False):
-		want = buildstamp.inputs(tree_fingerprint(args, ktree), cmd[1:], frags,
-					 a.cross_compile, env)
+	if not o.always_build:
+		want = buildstamp.inputs(tree_fingerprint(o, ktree), cmd[1:], frags,
+					 paths.ARCHES[arch].cross_compile, env)
 	if buildstamp.unchanged(build_dir, want):
 		_progress(name, 'build skipped: no input changed since the last build')
 		(out / 'build.log').write_text(
@@ -324,7 +254,8 @@ def _run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse
 	else:
 		buildstamp.forget(build_dir)
 		_progress(name, 'build')
-		rc = _stream(cmd, out / 'build.log', env, args.verbose, f'{name} build', interval)
+		rc = _stream(cmd, out / 'build.log', env, o.verbose, f'{name} build',
+			     o.progress_interval)
 		if rc == 0:
 			buildstamp.record(build_dir, want)
 	res.build_seconds = time.time() - t0
@@ -336,11 +267,7 @@ def _run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse
 		return res
 	res.config_hash = baseline.file_sha256(build_dir / '.config')
 
-	cmd = kunit + ['exec'] + common + [f'--timeout={guest_timeout(args)}',
-					   f'--json={out / "results.json"}']
-	cmd += profiles.exec_options(profile, qemu_extra(arch, args))
-	if args.filter_glob:
-		cmd.append(args.filter_glob)
+	cmd = p.exec_command([o.filter_glob] if o.filter_glob else [], json=out / 'results.json')
 	asked = asked_cpus(cmd)
 	problem = smp_config_problem(build_dir / '.config', asked)
 	if problem:
@@ -351,7 +278,7 @@ def _run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse
 		console_src.unlink()
 	_progress(name, 'boot')
 	t0 = time.time()
-	rc = _stream(cmd, out / 'kunit.log', env, args.verbose, f'{name} boot', interval)
+	rc = _stream(cmd, out / 'kunit.log', env, o.verbose, f'{name} boot', o.progress_interval)
 	res.run_seconds = time.time() - t0
 	t0 = time.time()
 	if console_src.exists():
@@ -376,19 +303,15 @@ def _run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, args: argparse
 	except Exception:
 		pass
 	res.judge_seconds = time.time() - t0
-	crashed = (res.status in (ArchStatus.CRASH, ArchStatus.TIMEOUT) and v.ktap
-		   and not getattr(args, 'no_crash_rerun', False))
-	failed = getattr(args, 'rerun_failures', 0) > 0 and res.status in (ArchStatus.FAIL, ArchStatus.CRASH,
-									     ArchStatus.TIMEOUT)
+	crashed = res.status in (ArchStatus.CRASH, ArchStatus.TIMEOUT) and v.ktap and o.crash_rerun
+	failed = o.rerun_failures > 0 and res.status in (ArchStatus.FAIL, ArchStatus.CRASH,
+							 ArchStatus.TIMEOUT)
 	if crashed or failed:
-		from . import rerun
-		rerun.after_first_boot(rerun.Booter(ktree, arch, kunit, common, env, build_dir, out,
-						    args, name=name), res, v)
+		rerun.after_first_boot(rerun.Booter(p, env), res, v)
 	return res
 
 
-def _progress(arch: str, phase: str) -> None:
-	print(f'[{time.strftime("%H:%M:%S")}] {arch}: {phase}', flush=True)
+_progress = progress.say
 
 
 def resolve_tree(args: argparse.Namespace, cache: Path) -> Tuple[Path, str, Dict[str, str]]:
@@ -514,12 +437,10 @@ def format_table(results: List[ArchResult]) -> str:
 	return '\n'.join(lines)
 
 
-def tree_fingerprint(args: argparse.Namespace, ktree: Path) -> str:
+def tree_fingerprint(options: RunOptions, ktree: Path) -> str:
 	"""buildstamp's fingerprint of ktree, taken once per run and kept in
-	args (an edit during the run only costs a build next time)."""
-	if getattr(args, 'tree_fingerprint', None) is None:
-		args.tree_fingerprint = {}
-	fp = args.tree_fingerprint
+	its options (an edit during the run only costs a build next time)."""
+	fp = options.fingerprints
 	if str(ktree) not in fp:
 		fp[str(ktree)] = buildstamp.tree_fingerprint(ktree) or ''
 	return fp[str(ktree)]
@@ -532,24 +453,22 @@ def parallel_workers(asked: int, arches: int) -> int:
 	return max(1, min(n, arches))
 
 
-def run_concurrently(arches: List[str], workers: int, args: argparse.Namespace, ktree: Path,
-		     one: Callable[[str, argparse.Namespace], 'ArchResult']) -> Dict[str, 'ArchResult']:
-	"""one(arch, args) for each arch, workers at a time, each with --jobs /
-	workers make jobs and its own copy of args.  The tree's fingerprint is
-	taken once before (buildstamp), progress lines are not rewritten in place."""
-	from concurrent.futures import ThreadPoolExecutor
-	if not getattr(args, 'always_build', False):
-		tree_fingerprint(args, ktree)
+def run_concurrently(arches: List[str], workers: int, options: RunOptions, ktree: Path,
+		     one: Callable[[str, RunOptions], 'ArchResult']) -> Dict[str, 'ArchResult']:
+	"""one(arch, options) for each arch, workers at a time, each with --jobs /
+	workers make jobs.  The tree's fingerprint is taken once before
+	(buildstamp), progress lines are not rewritten in place."""
+	if not options.always_build:
+		tree_fingerprint(options, ktree)
+	jobs = max(1, options.jobs // workers)
 	print(f'Running {len(arches)} arches, {workers} at a time '
-	      f'({max(1, args.jobs // workers)} make jobs each)', flush=True)
+	      f'({jobs} make jobs each)', flush=True)
 	progress.LINES_ONLY = True
 	try:
 		with ThreadPoolExecutor(max_workers=workers) as ex:
 			futures = {}
 			for arch in arches:
-				a = copy.copy(args)
-				a.jobs = max(1, args.jobs // workers)
-				futures[arch] = ex.submit(one, arch, a)
+				futures[arch] = ex.submit(one, arch, options.with_jobs(jobs))
 			return {arch: f.result() for arch, f in futures.items()}
 	finally:
 		progress.LINES_ONLY = False
@@ -576,14 +495,16 @@ def main(args: argparse.Namespace) -> int:
 	if prof.name != profiles.DEFAULT:
 		print(f'Profile {prof.name}: {prof.what}')
 
-	def one(arch: str, arch_args: argparse.Namespace) -> ArchResult:
+	options = RunOptions.from_args(args)
+
+	def one(arch: str, arch_options: RunOptions) -> ArchResult:
 		if getattr(args, 'build_dir', None):
 			bdir = Path(args.build_dir).resolve() / arch
 		else:
 			bdir = cache / 'build' / profiles.build_key(key, prof.name) / arch
 		bdir.parent.mkdir(parents=True, exist_ok=True)
 		try:
-			r = run_arch(ktree, arch, bdir, rdir / arch, arch_args, cache)
+			r = run_arch(ktree, arch, bdir, rdir / arch, arch_options, cache)
 		except UserError:
 			raise
 		except Exception as e:  # one arch's trouble must not hide the others
@@ -608,9 +529,9 @@ def main(args: argparse.Namespace) -> int:
 	workers = parallel_workers(getattr(args, 'parallel', 0), len(todo))
 	if workers <= 1:
 		for arch in todo:
-			by_arch[arch] = one(arch, args)
+			by_arch[arch] = one(arch, options)
 	else:
-		by_arch.update(run_concurrently(todo, workers, args, ktree, one))
+		by_arch.update(run_concurrently(todo, workers, options, ktree, one))
 	results: List[ArchResult] = [by_arch[a] for a in arches]
 	summary = dict(info, arches=[asdict(r) for r in results], results_dir=str(rdir),
 		       filter_glob=args.filter_glob, profile=prof.name)

@@ -1,0 +1,205 @@
+# SPDX-License-Identifier: GPL-2.0
+"""What a run is to do, typed, and the kunit.py command lines it makes.
+
+RunOptions is what `run` (and `ab`, whose sides are runs) takes from its
+command line, read once by RunOptions.from_args; ArchPlan is one arch of
+it: the tree, the arch, the build and results directories, the
+kunitconfig fragments.  ArchPlan.build_command and ArchPlan.exec_command
+are the one place where the kernel's `kunit.py build` and `kunit.py exec`
+command lines are made (the first boot, the boots after it, both sides of
+`ab`); bench's plain `kunit.py run` takes its options from here too.
+"""
+
+import argparse
+import dataclasses
+import os
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from . import paths, profiles, progress
+from .errors import UserError
+
+DEFAULT_TIMEOUT = 300
+DEFAULT_SUITE_TIMEOUT = 120
+PROGRESS_INTERVAL = progress.INTERVAL
+# Guests get two vCPUs: the race and stress cases of the suites need a second
+# CPU to race on.  (--smp 1 for a single-CPU guest.)
+DEFAULT_SMP = 2
+
+
+def profile_named(name: str) -> profiles.Profile:
+	"""The profile of that name (one not in PROFILES: its fragment, no options)."""
+	return profiles.PROFILES.get(name) or profiles.Profile(name, '')
+
+
+def kunitconfigs(arch: str, extra: Sequence[str], profile: str = profiles.DEFAULT) -> List[Path]:
+	"""The repo's .kunitconfig, the default debug profile, the profile's own
+	fragment, the arch fragment, the user's."""
+	out = [paths.KUNITCONFIG, paths.KUNIT_DIR / 'profiles' / 'default.config']
+	if profile != profiles.DEFAULT:
+		out.append(paths.KUNIT_DIR / 'profiles' / f'{profile}.config')
+	frag = paths.KUNIT_DIR / 'arch' / f'{arch}.config'
+	if frag.exists():
+		out.append(frag)
+	out.extend(Path(e).resolve() for e in extra)
+	for p in out:
+		if not p.exists():
+			raise UserError(f'kunitconfig fragment {p} does not exist')
+	return out
+
+
+def build_env(cache: Path, ccache_dir: Optional[Path] = None) -> Dict[str, str]:
+	"""The environment of kunit.py: reproducible build stamps, ccache."""
+	env = dict(os.environ)
+	env.update({
+		'PYTHONDONTWRITEBYTECODE': '1',
+		# Reproducible build stamps, so ccache hits survive across runs.
+		'KBUILD_BUILD_TIMESTAMP': '2011-01-25 00:00:00 UTC',
+		'KBUILD_BUILD_USER': 'bkl-kunit',
+		'KBUILD_BUILD_HOST': 'kunit',
+		'CCACHE_DIR': str(ccache_dir or cache / 'ccache'),
+		'CCACHE_BASEDIR': str(cache),
+		'CCACHE_MAXSIZE': os.environ.get('CCACHE_MAXSIZE', '20G'),
+		'CCACHE_NOHASHDIR': '1',
+	})
+	return env
+
+
+@dataclass(frozen=True)
+class RunOptions:
+	"""The options of a run, as its command line gave them."""
+	profile: profiles.Profile = profiles.PROFILES[profiles.DEFAULT]
+	filter_glob: str = ''
+	kunitconfig: Tuple[str, ...] = ()        # the user's extra fragments
+	kconfig_add: Tuple[str, ...] = ()
+	qemu_args: Tuple[str, ...] = ()          # the user's, after the vCPUs
+	smp: int = DEFAULT_SMP
+	timeout: Optional[int] = None            # --timeout; guest_timeout() decides
+	suite_timeout: int = DEFAULT_SUITE_TIMEOUT
+	jobs: int = 1
+	use_ccache: bool = True
+	ccache_dir: Optional[Path] = None
+	always_build: bool = False
+	verbose: bool = False
+	progress_interval: float = PROGRESS_INTERVAL
+	rerun_failures: int = 0
+	crash_rerun: bool = True
+	# buildstamp fingerprints of the trees, taken once per run ({tree: hash}),
+	# shared by every copy of these options (with_jobs).
+	fingerprints: Dict[str, str] = field(default_factory=dict, compare=False)
+
+	@classmethod
+	def from_args(cls, args: argparse.Namespace) -> 'RunOptions':
+		"""The options of `run` (or of `ab`, of a test's partial Namespace:
+		what it lacks is the default)."""
+		a = vars(args)
+		ccache_dir = a.get('ccache_dir')
+		return cls(
+			profile=profile_named(a.get('profile') or profiles.DEFAULT),
+			filter_glob=a.get('filter_glob') or '',
+			kunitconfig=tuple(a.get('kunitconfig') or ()),
+			kconfig_add=tuple(a.get('kconfig_add') or ()),
+			qemu_args=tuple(a.get('qemu_args') or ()),
+			smp=a.get('smp', DEFAULT_SMP),
+			timeout=a.get('timeout'),
+			suite_timeout=a.get('suite_timeout', DEFAULT_SUITE_TIMEOUT),
+			jobs=a.get('jobs') or 1,
+			use_ccache=not a.get('no_ccache', False),
+			ccache_dir=Path(ccache_dir).resolve() if ccache_dir else None,
+			always_build=bool(a.get('always_build', False)),
+			verbose=bool(a.get('verbose', False)),
+			progress_interval=a.get('progress_interval', PROGRESS_INTERVAL),
+			rerun_failures=a.get('rerun_failures', 0) or 0,
+			crash_rerun=not a.get('no_crash_rerun', False))
+
+	def with_jobs(self, jobs: int) -> 'RunOptions':
+		return dataclasses.replace(self, jobs=jobs, fingerprints=self.fingerprints)
+
+	def with_kconfig_add(self, kconfig_add: Sequence[str]) -> 'RunOptions':
+		return dataclasses.replace(self, kconfig_add=tuple(kconfig_add),
+					   fingerprints=self.fingerprints)
+
+	def guest_timeout(self) -> int:
+		"""--timeout, else the profile's (a KASAN guest is slower), else the default."""
+		if self.timeout is not None:
+			return self.timeout
+		return self.profile.timeout or DEFAULT_TIMEOUT
+
+	def qemu_extra(self, arch: str) -> List[str]:
+		"""The --qemu_args of a boot besides the profile's: vCPUs, then the
+		user's own.  None for UML: it boots no QEMU."""
+		return qemu_extra(arch, self.profile, self.qemu_args, self.smp)
+
+	def exec_options(self, arch: str) -> List[str]:
+		"""kunit.py exec's --qemu_args and --kernel_args: the profile's, the
+		vCPUs, the user's."""
+		return profiles.exec_options(self.profile.name, self.qemu_extra(arch))
+
+
+def qemu_extra(arch: str, profile: profiles.Profile, qemu_args: Sequence[str] = (),
+	       smp: int = DEFAULT_SMP) -> List[str]:
+	"""RunOptions.qemu_extra for these options alone (bench's plain side)."""
+	if arch == 'um':
+		return []
+	out: List[str] = []
+	user = ' '.join(qemu_args)
+	has_smp = '-smp' in user or any('-smp' in q for q in profile.qemu_args)
+	if smp and smp > 1 and not has_smp:
+		out.append(f'-smp {smp}')
+	return out + list(qemu_args)
+
+
+def make_options(arch: str, use_ccache: bool) -> List[str]:
+	if not use_ccache or not shutil.which('ccache'):
+		return []
+	cc = paths.ARCHES[arch].cross_compile + 'gcc'
+	return [f'CC=ccache {cc}', 'HOSTCC=ccache gcc']
+
+
+@dataclass
+class ArchPlan:
+	"""One arch of a run: what to build, where, and how to boot it."""
+	ktree: Path
+	arch: str
+	build_dir: Path
+	out: Path                       # its results directory
+	options: RunOptions
+	fragments: List[Path]           # kunitconfig fragments, in order
+	tag: str = ''                   # shown after the arch in progress lines ('ab' sides)
+
+	@property
+	def name(self) -> str:
+		return f'{self.arch} ({self.tag})' if self.tag else self.arch
+
+	def kunit(self) -> List[str]:
+		"""The tree's own kunit_tool, under this interpreter."""
+		return [sys.executable, str(self.ktree / 'tools/testing/kunit/kunit.py')]
+
+	def common(self) -> List[str]:
+		"""The options build and exec share: arch, build directory, cross compiler."""
+		out = [f'--arch={self.arch}', f'--build_dir={self.build_dir}']
+		cross = paths.ARCHES[self.arch].cross_compile
+		if cross:
+			out.append(f'--cross_compile={cross}')
+		return out
+
+	def build_command(self) -> List[str]:
+		o = self.options
+		cmd = self.kunit() + ['build'] + self.common() + [f'--jobs={o.jobs}']
+		cmd += [f'--kunitconfig={k}' for k in self.fragments]
+		cmd += [f'--kconfig_add={k}' for k in o.kconfig_add]
+		cmd += [f'--make_options={m}' for m in make_options(self.arch, o.use_ccache)]
+		return cmd
+
+	def exec_command(self, extra: Sequence[str] = (), timeout: Optional[int] = None,
+			 json: Optional[Path] = None) -> List[str]:
+		"""kunit.py exec: timeout (default: the first boot's), --json, the
+		profile's and the vCPU options, then extra (a filter glob, --list_tests)."""
+		t = self.options.guest_timeout() if timeout is None else timeout
+		cmd = self.kunit() + ['exec'] + self.common() + [f'--timeout={t}']
+		if json is not None:
+			cmd.append(f'--json={json}')
+		return cmd + self.options.exec_options(self.arch) + list(extra)
