@@ -35,7 +35,7 @@ The filtered fragments are written to <results>/a/<arch>/kunitconfig/.
 
 Results: <results>/a and <results>/b are results directories of their own
 (summary.json, <arch>/..., junit.xml, index.html), <results>/ab.json has the
-labels.  The cases are baseline.py's (report.py's reading of the consoles
+labels.  The cases are baseline.py's (console.py's reading of the consoles
 plus the crash re-run boots), compared with baseline.compare_arch as if A
 were B's baseline.
 """
@@ -50,11 +50,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from . import baseline, deps, kunit_tool, paths, profiles, progress, report, run, tree
+from . import baseline, deps, export, kunit_tool, paths, profiles, progress, run, tree
 from .baseline import BAD, FLAKY, MISSING, PASS, SKIP
 from .errors import UserError
 from .plan import RunOptions, kunitconfigs
-from .results import ArchStatus
+from .results import NOT_BUILT, ArchStatus
 
 FORMAT = 1
 
@@ -392,7 +392,7 @@ def counts(rows: Sequence[Row]) -> Dict[str, int]:
 def side_problem(side: str, status: str, has_cases: bool) -> str:
 	"""Why a side gave nothing to compare, '' when it did."""
 	name = f'{side.upper()} ({SIDES[side]})'
-	if status in report.NOT_BUILT:
+	if status in NOT_BUILT:
 		return f'{name} could not build ({status})'
 	if status in (ArchStatus.ERROR, ArchStatus.NOT_RUN):
 		return f'{name} could not run ({status})'
@@ -449,7 +449,7 @@ def compare_sides(rdir: Path, a_tree: Path, b_tree: Path, results: List[ArchAB],
 		cb = b_by.get(x.arch) or baseline.ArchCases(x.arch, x.b.status, False)
 		x.problems = [p for p in (side_problem('a', ca.status, bool(ca.cases)),
 					  side_problem('b', cb.status, bool(cb.cases))) if p]
-		# A side whose console does not bear its verdict out (report.py).
+		# A side whose console does not bear its verdict out (rundir.py).
 		x.problems += [f'{side.upper()} ({SIDES[side]}) results damaged: {c.damaged}'
 			       for side, c in (('a', ca), ('b', cb)) if c.damaged]
 		x.rows = label_cases(ca, cb, filter_glob, listed_suites(rdir / 'a' / x.arch))
@@ -602,7 +602,7 @@ def _main(args: argparse.Namespace, arches: List[str], cache: Path) -> int:
 			       profile=prof.name, ab_side=SIDES[side])
 		(rdir / side / 'summary.json').write_text(json.dumps(summary, indent=1) + '\n')
 		try:
-			written = report.write_reports(rdir / side, ktree)
+			written = export.write_reports(rdir / side, ktree)
 			print(f'Reports ({SIDES[side]}): ' + ', '.join(
 				f'{side}/{k}' for k in sorted(written)))
 		except Exception as e:  # a report must never cost the run its verdict

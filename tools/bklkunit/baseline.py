@@ -14,7 +14,7 @@ fail, skip, crash (running when the guest died, or it never printed its
 result), missing (announced but never reached, or no result where one was
 due) and flaky (failed, then passed when run again: `run --rerun-failures`).
 
-The cases come from report.py's reading of the consoles (the kernel tree's
+The cases come from console.py's reading of the consoles (the kernel tree's
 own kunit_parser), not from a parser of our own.  When `run` booted again
 after a crash to run the suites the crash cut off (verdict.json "boots"
 with purpose "continue"), those consoles are read too and their suites take
@@ -36,14 +36,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from . import paths, report
+from . import paths, rundir
+from .console import parse_console
 from .errors import UserError
-from .results import RAN_TO_THE_END, RECORDED, ArchStatus, Recorded
+from .results import MISS, RAN_TO_THE_END, RECORDED, ArchStatus, Recorded, Suite
 
 FORMAT = 1
 PASS, FAIL, SKIP, CRASH, MISSING, FLAKY = (Recorded.PASS, Recorded.FAIL, Recorded.SKIP,
 					   Recorded.CRASH, Recorded.MISSING, Recorded.FLAKY)
-# report.py's case statuses (KCIDB names) as baseline statuses.
+# A case's Outcome (KCIDB names) as baseline statuses.
 STATUS = RECORDED
 BAD = (FAIL, CRASH, MISSING)
 # The parts of the environment that change results without a code change.
@@ -75,14 +76,14 @@ def file_sha256(path: Path) -> str:
 # ------------------------------------------------------------ cases of a run
 
 
-def placeholder_suite(s: report.Suite) -> bool:
+def placeholder_suite(s: Suite) -> bool:
 	"""A suite the top-level plan announced but that never started."""
 	return (len(s.cases) == 1 and not s.cases[0].named and not s.cases[0].name
-		and s.cases[0].status == report.MISS)
+		and s.cases[0].status == MISS)
 
 
-def merge_boots(first: Sequence[report.Suite],
-		later: Iterable[Sequence[report.Suite]]) -> List[report.Suite]:
+def merge_boots(first: Sequence[Suite],
+		later: Iterable[Sequence[Suite]]) -> List[Suite]:
 	"""The first boot's suites with the never-started ones replaced by the
 	suites later boots ran (in their order).  A suite a later boot ran again
 	takes that boot's result."""
@@ -94,7 +95,7 @@ def merge_boots(first: Sequence[report.Suite],
 	return out + later_suites
 
 
-def case_map(suites: Iterable[report.Suite], flaky: Iterable[str] = ()) -> Dict[str, str]:
+def case_map(suites: Iterable[Suite], flaky: Iterable[str] = ()) -> Dict[str, str]:
 	"""{'suite.case[/param]': status}.  Rows known only by their position
 	and never reached (suite_3, suite.case4) are left out: they have no name
 	to compare by."""
@@ -102,13 +103,13 @@ def case_map(suites: Iterable[report.Suite], flaky: Iterable[str] = ()) -> Dict[
 	out: Dict[str, str] = {}
 	for s in suites:
 		for c in s.cases:
-			if not c.named and c.status == report.MISS:
+			if not c.named and c.status == MISS:
 				continue
 			out.setdefault(c.row, FLAKY if c.row in flaky else STATUS.get(c.status, CRASH))
 	return out
 
 
-continuation_consoles = report.continuation_consoles
+continuation_consoles = rundir.continuation_consoles
 
 
 def read_lines(p: Path) -> List[str]:
@@ -126,7 +127,7 @@ class ArchCases:
 	built: bool
 	cases: Dict[str, str] = field(default_factory=dict)
 	environment: Dict[str, str] = field(default_factory=dict)
-	damaged: str = ''     # why the console does not bear summary.json out (report.py)
+	damaged: str = ''     # why the console does not bear summary.json out (rundir.py)
 
 	@property
 	def complete(self) -> bool:
@@ -158,12 +159,12 @@ def build_config_hash(cache: Path, summary: Dict[str, Any], arch: str, rdir: Pat
 
 def load_results(rdir: Path, kernel_tree: Path, probe: bool = True,
 		 cache: Optional[Path] = None,
-		 loaded: Optional[report.Loaded] = None) -> Tuple[Dict[str, Any], List[ArchCases]]:
+		 loaded: Optional[rundir.Loaded] = None) -> Tuple[Dict[str, Any], List[ArchCases]]:
 	"""summary.json and each arch's cases and environment.  cache: where to
 	look for a build's .config when verdict.json has no config_hash.
-	loaded: what report.load_run already read of rdir."""
+	loaded: what rundir.load_run already read of rdir."""
 	rdir = Path(rdir)
-	summary, runs = loaded or report.load_run(rdir, kernel_tree, probe=probe)
+	summary, runs = loaded or rundir.load_run(rdir, kernel_tree, probe=probe)
 	entries = {str(e.get('arch')): e for e in summary.get('arches', [])}
 	kernel = (str(summary.get('debian_version') or '')
 		  or (f'Linux {summary["kernel_version"]}' if summary.get('kernel_version') else ''))
@@ -173,10 +174,10 @@ def load_results(rdir: Path, kernel_tree: Path, probe: bool = True,
 			continue      # not run: the profile does not exist on that arch
 		entry = entries.get(r.arch, {})
 		adir = rdir / r.arch
-		verdict = report.load_verdict(adir, entry)
+		verdict = rundir.load_verdict(adir, entry)
 		later = []
-		for console in continuation_consoles(adir, verdict):
-			later.append(report.parse_console(kernel_tree, read_lines(console)))
+		for console in rundir.continuation_consoles(adir, verdict):
+			later.append(parse_console(kernel_tree, read_lines(console)))
 		suites = merge_boots(r.suites, later)
 		flaky: List[Any] = next((f for f in (verdict.get('flaky'), entry.get('flaky'))
 			      if isinstance(f, list) and f), [])
@@ -500,7 +501,7 @@ def _rdir(args: argparse.Namespace) -> Path:
 
 def cmd_baseline(args: argparse.Namespace) -> int:
 	rdir = _rdir(args)
-	summary = report.load_summary(rdir)
+	summary = rundir.load_summary(rdir)
 	ktree = kernel_tree_for(summary, args.tree)
 	arches = None
 	if args.arch:
@@ -539,7 +540,7 @@ def check_baseline_dir(named: Optional[str]) -> None:
 def cmd_compare(args: argparse.Namespace) -> int:
 	check_baseline_dir(args.baseline_dir)
 	rdir = _rdir(args)
-	summary = report.load_summary(rdir)
+	summary = rundir.load_summary(rdir)
 	ktree = kernel_tree_for(summary, args.tree)
 	bdir = (Path(args.baseline_dir).resolve() if args.baseline_dir
 		else default_dir(str(summary.get('profile') or 'default')))

@@ -10,8 +10,10 @@ import traceback
 from pathlib import Path
 from typing import List, Optional
 
-from . import paths, tree
+from . import (ab, baseline, bench, deps, export, fixturecmd, paths, run, rundir, selftest,
+	       seriescheck, tree)
 from .errors import UserError
+from .results import ArchRun
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -39,22 +41,18 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-	from . import run
 	return run.main(args)
 
 
 def cmd_ab(args: argparse.Namespace) -> int:
-	from . import ab
 	return ab.main(args)
 
 
 def cmd_check_series(args: argparse.Namespace) -> int:
-	from . import seriescheck
 	return seriescheck.main(args)
 
 
 def cmd_deps(args: argparse.Namespace) -> int:
-	from . import deps
 	try:
 		arches = paths.parse_arches(args.arch)
 	except ValueError as e:
@@ -66,20 +64,19 @@ def cmd_deps(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-	from . import report
 	if args.results_dir:
 		rdir = Path(args.results_dir)
 	else:
 		rdir = paths.cache_dir(args.cache_dir) / 'results' / 'latest'
 	rdir = rdir.resolve()
-	summary = report.load_summary(rdir)
+	summary = rundir.load_summary(rdir)
 	ktree = Path(args.tree or summary.get('tree') or '')
 	if not (ktree / 'tools' / 'testing' / 'kunit' / 'kunit_parser.py').is_file():
 		raise UserError(f'{ktree} has no tools/testing/kunit/kunit_parser.py to read the '
 				'consoles with; name a kernel tree with --tree')
 	paths.usable_dir(rdir, 'results directory')
-	runs: List[report.ArchRun] = []
-	written = report.write_reports(rdir, ktree, args.origin, runs_out=runs)
+	runs: List[ArchRun] = []
+	written = export.write_reports(rdir, ktree, args.origin, runs_out=runs)
 	for p in written.values():
 		print(p)
 	damaged = [r for r in runs if r.disagreement]
@@ -118,7 +115,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 	p = sub.add_parser('run', help='build and run the suites on each arch')
 	_common(p)
-	from . import run
 	run.add_arguments(p)
 	p.set_defaults(func=cmd_run)
 
@@ -126,33 +122,28 @@ def build_parser() -> argparse.ArgumentParser:
 			   'with the series (B); label every case new, fixed or regressed by the '
 			   'series; exit 1 only on a regression or a side that did not build or boot')
 	_common(p)
-	from . import ab
 	ab.add_arguments(p)
 	p.set_defaults(func=cmd_ab)
 
 	p = sub.add_parser('bench', help='plain kunit.py and our run side by side: cold, warm '
 			   'and one-test-edit times, the overhead (docs/speed.md)')
 	_common(p)
-	from . import bench
 	bench.add_arguments(p)
 	p.set_defaults(func=lambda a: bench.main(a))
 
 	p = sub.add_parser('fixtures', help='make (or find) the UFS fixture images, list them, write or check '
 				   'the form the kernel carries')
 	_common(p)
-	from . import fixturecmd
 	fixturecmd.add_arguments(p)
 	p.set_defaults(func=fixturecmd.cmd)
 
 	p = sub.add_parser('check-series', help='apply, checkpatch and build each patch')
 	_common(p)
-	from . import seriescheck
 	seriescheck.add_arguments(p)
 	p.set_defaults(func=cmd_check_series)
 
 	p = sub.add_parser('test', help='pytest, series checks and KUnit on the CI arches')
 	_common(p)
-	from . import selftest
 	selftest.add_arguments(p)
 	p.set_defaults(func=lambda a: selftest.main(a))
 
@@ -173,7 +164,6 @@ def build_parser() -> argparse.ArgumentParser:
 			    '(default: the tree in summary.json)')
 	p.set_defaults(func=cmd_report)
 
-	from . import baseline
 	p = sub.add_parser('baseline', help='record per-case results of a run as '
 			   'kunit/baselines/<arch>.json')
 	_common(p)

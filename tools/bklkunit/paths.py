@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional
 
+from .errors import UserError
+
 REPO = Path(__file__).resolve().parents[2]
 PATCH_DIR = REPO / 'kernel-patches'
 SERIES_FILE = PATCH_DIR / 'series'
@@ -82,7 +84,6 @@ def usable_dir(path: Path, what: str, probe: bool = False) -> None:
 	into, or one it can make.  probe: also make and remove a temporary
 	directory where it would go (what os.access cannot tell: /proc, a
 	read-only mount, root's view of permissions).  Nothing is left behind."""
-	from .errors import UserError
 	p = Path(path)
 	where = p
 	while not where.exists():

@@ -26,9 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
-from . import baseline, ktap, kunit_tool, progress, report
+from . import baseline, ktap, kunit_tool, progress
+from .console import parse_console
 from .plan import ArchPlan
-from .results import ArchStatus, stopped_note
+from .results import ERROR, FAIL, MISS, PASS, SKIP, ArchStatus, Suite, stopped_note
 
 # What kunit.py exec --list_tests prints for each test (its own filter).
 LISTED = kunit_tool.LISTED
@@ -84,14 +85,14 @@ class Booter:
 				   'exit': rc, 'tests': len(tests)})
 		return tests
 
-	def boot(self, glob: str, purpose: str) -> Tuple[List[report.Suite], ktap.Verdict]:
-		"""A test boot of just glob; its suites as report.py reads them."""
+	def boot(self, glob: str, purpose: str) -> Tuple[List[Suite], ktap.Verdict]:
+		"""A test boot of just glob; its suites as console.py reads them."""
 		n = sum(1 for b in self.boots if isinstance(b.get('boot'), int)) + 2
 		progress.say(self.shown, f'boot {n} ({purpose}): {glob}')
 		rc, output, console = self._exec([f'--json={self.out / f"results.{n}.json"}', glob],
 						 str(n), purpose)
 		v = ktap.judge(self.ktree, console, output)
-		suites = report.parse_console(self.ktree, console, stopped_note(v.status, v.reason))
+		suites = parse_console(self.ktree, console, stopped_note(v.status, v.reason))
 		self.boots.append({'boot': n, 'purpose': purpose, 'filter': glob,
 				   'console': f'console.{n}.log', 'kunit_log': f'kunit.{n}.log',
 				   'exit': rc, 'status': v.status, 'reason': v.reason})
@@ -109,7 +110,7 @@ def _suites_in_order(tests: List[str]) -> List[str]:
 	return out
 
 
-def continue_after_crash(b: Booter, first: List[report.Suite]) -> List[List[report.Suite]]:
+def continue_after_crash(b: Booter, first: List[Suite]) -> List[List[Suite]]:
 	"""Boot once per suite the crash kept from running; their suites."""
 	if not any(baseline.placeholder_suite(s) for s in first):
 		return []          # the crash was in the last suite: nothing was cut off
@@ -126,13 +127,13 @@ def continue_after_crash(b: Booter, first: List[report.Suite]) -> List[List[repo
 	return later
 
 
-def rerun_failures(b: Booter, suites: List[report.Suite], times: int) -> List[str]:
+def rerun_failures(b: Booter, suites: List[Suite], times: int) -> List[str]:
 	"""Run each failed or crashed case again, up to times boots each; the
 	rows (suite.case[/param]) that passed in one of them."""
 	want: Dict[str, List[str]] = {}          # filter glob -> rows
 	for s in suites:
 		for c in s.cases:
-			if c.status == report.FAIL or (c.status == report.ERROR and c.named and c.name):
+			if c.status == FAIL or (c.status == ERROR and c.named and c.name):
 				want.setdefault(f'{c.suite}.{c.name}' if c.name else c.suite,
 						[]).append(c.row)
 	flaky: List[str] = []
@@ -154,8 +155,8 @@ def after_first_boot(b: Booter, res, v: ktap.Verdict) -> None:
 	"""Continue after a crash and re-run failures as the arguments ask;
 	update res (a run.ArchResult) in place."""
 	console = (b.out / 'console.log').read_text(errors='replace').splitlines()
-	first = report.parse_console(b.ktree, console, stopped_note(res.status, res.reason))
-	later: List[List[report.Suite]] = []
+	first = parse_console(b.ktree, console, stopped_note(res.status, res.reason))
+	later: List[List[Suite]] = []
 	if (res.status in (ArchStatus.CRASH, ArchStatus.TIMEOUT) and v.ktap
 	    and b.plan.options.crash_rerun):
 		later = continue_after_crash(b, first)
@@ -175,13 +176,13 @@ def after_first_boot(b: Booter, res, v: ktap.Verdict) -> None:
 	res.flaky = flaky
 	rows = [c for s in merged if not baseline.placeholder_suite(s) for c in s.cases]
 	left = [c for c in rows if c.row not in flaky]
-	res.passed = sum(c.status == report.PASS for c in left)
-	res.failed = sum(c.status == report.FAIL for c in left)
-	res.skipped = sum(c.status == report.SKIP for c in left)
-	res.crashed = sum(c.status in (report.ERROR, report.MISS) for c in left)
-	names = {report.FAIL: 'FAILURE', report.ERROR: 'TEST_CRASHED', report.MISS: 'TEST_CRASHED'}
+	res.passed = sum(c.status == PASS for c in left)
+	res.failed = sum(c.status == FAIL for c in left)
+	res.skipped = sum(c.status == SKIP for c in left)
+	res.crashed = sum(c.status in (ERROR, MISS) for c in left)
+	names = {FAIL: 'FAILURE', ERROR: 'TEST_CRASHED', MISS: 'TEST_CRASHED'}
 	res.failures = [f'{c.row}: '
-			+ (c.flagged if c.status == report.FAIL and c.flagged else names[c.status])
+			+ (c.flagged if c.status == FAIL and c.flagged else names[c.status])
 			for c in left if c.status in names]
 	if ran:
 		cut = [bt['filter'] for bt in ran]

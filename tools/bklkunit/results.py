@@ -106,8 +106,8 @@ class Case:
 	kind: str = ''                  # JUnit error/failure type when not the default
 	running: bool = False           # ERROR: it was running when the guest stopped
 	span: Optional[Tuple[int, int]] = None   # console lines: starts after [0], result at [1]
-	reports: List[Any] = field(default_factory=list)   # reports.Report printed while it ran
-	flagged: str = ''               # why reports.py failed it: 'KASAN report', ...
+	reports: List[Any] = field(default_factory=list)   # kernel_reports.Report printed while it ran
+	flagged: str = ''               # why kernel_reports.py failed it: 'KASAN report', ...
 
 	@property
 	def label(self) -> str:

@@ -25,13 +25,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple, Union
 
-from . import (baseline, buildstamp, deps, ktap, kunit_tool, paths, profiles, progress, report,
-	       reports, rerun, tree)
+from . import (baseline, buildstamp, deps, export, kernel_reports, ktap, kunit_tool, paths,
+	       profiles, progress, rerun, rundir, tree)
+from .console import parse_console
 from .errors import UserError
 from .plan import (DEFAULT_SMP, DEFAULT_SUITE_TIMEOUT, DEFAULT_TIMEOUT, PROGRESS_INTERVAL,
 		   ArchPlan, RunOptions, build_env, kunitconfigs)
 from .plan import make_options as make_options   # run's name for it, as before
-from .results import ArchStatus
+from .results import ArchStatus, stopped_note
 
 # An arch running alongside others gets at least this many CPUs.
 CPUS_PER_ARCH = 4
@@ -188,7 +189,7 @@ class ArchResult:
 	qemu: str = ''            # `qemu-system-<arch> --version`, first line
 	boots: List[Dict] = field(default_factory=list)      # boots after the first (rerun.py)
 	profile: str = profiles.DEFAULT
-	reports: List[Dict] = field(default_factory=list)    # kernel reports (reports.py)
+	reports: List[Dict] = field(default_factory=list)    # kernel reports (kernel_reports.py)
 	build_skipped: bool = False   # inputs unchanged since the last build (buildstamp.py)
 	judge_seconds: float = 0.0    # after the boot: console, verdict, kernel reports
 
@@ -297,9 +298,12 @@ def _run_arch(p: ArchPlan, cache: Path) -> ArchResult:
 		res.status, res.reason = ArchStatus.FAIL, (f'the guest brought up {cpus} of the {asked} '
 						  'vCPUs it was given: the race cases had fewer CPUs')
 	# Lockdep, KASAN, KCSAN, UBSAN, WARN ...: the case they happened in fails.
-	reports.judge(ktree, console, res)
+	if kernel_reports.needed(console):
+		kernel_reports.judge(console, parse_console(ktree, console,
+							    stopped_note(res.status, res.reason),
+							    attribute=False), res)
 	try:
-		res.qemu = report.probe_tools(arch).get('qemu', '')
+		res.qemu = rundir.probe_tools(arch).get('qemu', '')
 	except Exception:
 		pass
 	res.judge_seconds = time.time() - t0
@@ -535,12 +539,12 @@ def main(args: argparse.Namespace) -> int:
 	results: List[ArchResult] = [by_arch[a] for a in arches]
 	summary = dict(info, arches=[asdict(r) for r in results], results_dir=str(rdir),
 		       filter_glob=args.filter_glob, profile=prof.name)
-	# Every console is read once (report.load_run), for the divergence and
+	# Every console is read once (rundir.load_run), for the divergence and
 	# every report; summary.json is written once, at the end.
 	t1 = time.time()
-	loaded: Optional[report.Loaded] = None
+	loaded: Optional[rundir.Loaded] = None
 	try:
-		loaded = report.load_run(rdir, ktree, summary=summary)
+		loaded = rundir.load_run(rdir, ktree, summary=summary)
 	except Exception as e:  # never at the cost of the verdict
 		unread: Optional[Exception] = e
 	else:
@@ -561,7 +565,7 @@ def main(args: argparse.Namespace) -> int:
 	try:
 		if loaded is None:
 			raise unread or RuntimeError('results not read')
-		written = report.write_reports(rdir, ktree, loaded=loaded)
+		written = export.write_reports(rdir, ktree, loaded=loaded)
 		print('Reports: ' + ', '.join(sorted(str(k) for k in written)))
 	except Exception as e:  # a report must never cost the run its verdict
 		print(f'reports not written: {type(e).__name__}: {e}', file=sys.stderr)

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from bklkunit import ab, baseline, cli, report, tree
+from bklkunit import ab, baseline, cli, rundir, tree
 from bklkunit.errors import UserError
 from conftest import STUB_ARGS, KCONFIG_B, FAKE_SOURCE, commit, git
 from test_baseline import ALPHA, ktap_console
@@ -19,7 +19,7 @@ from test_run import fake, main_env  # noqa: F401  (fixtures used by abf)
 @pytest.fixture(autouse=True)
 def _no_probe(monkeypatch):
 	"""Never ask this host's gcc or QEMU for their versions."""
-	monkeypatch.setattr(report, 'probe_tools', lambda arch: {})
+	monkeypatch.setattr(rundir, 'probe_tools', lambda arch: {})
 
 
 # ------------------------------------------------------------------- labels

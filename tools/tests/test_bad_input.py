@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bklkunit import cli, deps, report, run
+from bklkunit import cli, deps, run, rundir
+from bklkunit.export import kcidb
 from bklkunit.errors import UserError
 from test_baseline import ALPHA, ktap_console, write_results
 from test_run import fake, main_env  # noqa: F401  (fixtures)
@@ -21,7 +22,7 @@ _REAL_ENSURE = deps.ensure
 
 @pytest.fixture(autouse=True)
 def _no_probe(monkeypatch):
-	monkeypatch.setattr(report, 'probe_tools', lambda arch: {})
+	monkeypatch.setattr(rundir, 'probe_tools', lambda arch: {})
 
 
 def one_line_error(capsys, verb: str) -> str:
@@ -258,7 +259,7 @@ def test_a_write_that_fails_anyway_is_one_line(tmp_path, parser_tree, capsys, mo
 
 	def refuse(*a, **kw):
 		raise PermissionError(13, 'Permission denied', str(rdir / 'kcidb.json'))
-	monkeypatch.setattr(report, 'kcidb_document', refuse)
+	monkeypatch.setattr(kcidb, 'kcidb_document', refuse)
 	assert cli.main(['report', str(rdir)]) == 2
 	line = one_line_error(capsys, 'report')
 	assert 'Permission denied' in line and 'kcidb.json' in line
@@ -269,7 +270,7 @@ def test_verbose_shows_the_traceback(tmp_path, parser_tree, capsys, monkeypatch)
 
 	def refuse(*a, **kw):
 		raise PermissionError(13, 'Permission denied', str(rdir / 'kcidb.json'))
-	monkeypatch.setattr(report, 'kcidb_document', refuse)
+	monkeypatch.setattr(kcidb, 'kcidb_document', refuse)
 	assert cli.main(['report', '-v', str(rdir)]) == 2
 	err = capsys.readouterr().err
 	assert 'Traceback' in err and err.strip().splitlines()[-1].startswith(
@@ -290,7 +291,7 @@ def test_an_internal_error_is_one_line_without_verbose(tmp_path, parser_tree, ca
 
 	def bug(*a, **kw):
 		raise AttributeError("'list' object has no attribute 'get'")
-	monkeypatch.setattr(report, 'kcidb_document', bug)
+	monkeypatch.setattr(kcidb, 'kcidb_document', bug)
 	assert cli.main(['report', str(rdir)]) == 1
 	err = capsys.readouterr().err
 	assert 'Traceback' not in err and len(err.strip().splitlines()) == 1

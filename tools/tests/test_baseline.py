@@ -13,7 +13,8 @@ from typing import Dict, Optional
 
 import pytest
 
-from bklkunit import baseline, cli, ktap, paths, report, rerun, run
+from bklkunit import baseline, cli, ktap, paths, rerun, run, rundir
+from bklkunit.console import parse_console
 from conftest import STUB_ARGS, DEBVER
 from test_run import fake, main_env  # noqa: F401  (fixtures used by rf)
 
@@ -24,7 +25,7 @@ QEMU = 'QEMU emulator version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3)'
 @pytest.fixture(autouse=True)
 def _no_probe(monkeypatch):
 	"""Never ask this host's gcc or QEMU for their versions."""
-	monkeypatch.setattr(report, 'probe_tools', lambda arch: {})
+	monkeypatch.setattr(rundir, 'probe_tools', lambda arch: {})
 
 
 def ktap_console(*suites, compiler: str = GCC, total: Optional[int] = None) -> str:
@@ -622,7 +623,7 @@ def test_flaky_and_compare(rf, tmp_path, capsys):
 
 def test_config_hash_and_qemu_in_the_verdict(rf, monkeypatch):
 	f = rf
-	monkeypatch.setattr(report, 'probe_tools', lambda arch: {'qemu': f'QEMU for {arch}'})
+	monkeypatch.setattr(rundir, 'probe_tools', lambda arch: {'qemu': f'QEMU for {arch}'})
 	f.ctl_write('arm', 'config', 'CONFIG_KUNIT=y\n')
 	f.ctl_write('arm', 'console', ktap_console(ALPHA))
 	f.ctl_write('arm64', 'build_rc', '1')
@@ -712,10 +713,10 @@ def test_format_table_without_flakes_is_unchanged():
 
 
 def test_merge_boots_replaces_never_started_suites(parser_tree):
-	first = report.parse_console(parser_tree, CRASHING.splitlines(), 'CRASH: panic')
+	first = parse_console(parser_tree, CRASHING.splitlines(), 'CRASH: panic')
 	assert [s.name for s in first] == ['alpha', 'beta', 'suite_3', 'suite_4']
 	assert all(baseline.placeholder_suite(s) for s in first[2:])
-	gamma = report.parse_console(parser_tree, ktap_console(('gamma', [('x', 'ok')])).splitlines())
+	gamma = parse_console(parser_tree, ktap_console(('gamma', [('x', 'ok')])).splitlines())
 	merged = baseline.merge_boots(first, [gamma])
 	assert [s.name for s in merged] == ['alpha', 'beta', 'gamma']
 	assert baseline.merge_boots(first, []) == first

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bklkunit import ab, baseline, cli, report, run
+from bklkunit import ab, baseline, cli, run, rundir
 from conftest import read_data
 from test_baseline import ALPHA, ktap_console, write_results
 
@@ -44,7 +44,7 @@ DAMAGE = {
 
 @pytest.fixture(autouse=True)
 def _no_probe(monkeypatch):
-	monkeypatch.setattr(report, 'probe_tools', lambda arch: {})
+	monkeypatch.setattr(rundir, 'probe_tools', lambda arch: {})
 
 
 def pass_run(root: Path, parser_tree: Path, arch: str = 'x86_64') -> Path:
@@ -69,7 +69,7 @@ def test_the_intact_run_is_green(tmp_path, parser_tree, capsys):
 	rdir = pass_run(tmp_path / 'r', parser_tree)
 	assert cli.main(['report', str(rdir)]) == 0
 	assert '1 of 1 arch(es) PASS' in (rdir / 'index.html').read_text()
-	[r] = report.load_run(rdir, parser_tree, probe=False)[1]
+	[r] = rundir.load_run(rdir, parser_tree, probe=False)[1]
 	assert (r.status, r.disagreement) == ('PASS', '')
 
 
@@ -92,7 +92,7 @@ def test_report_never_shows_a_damaged_run_as_pass(damaged, parser_tree, capsys):
 	assert int(root.get('errors')) + int(root.get('failures')) >= 1
 	assert any(tc.find('failure') is not None or tc.find('error') is not None
 		   for tc in root.iter('testcase'))
-	[r] = report.load_run(bad, parser_tree, probe=False)[1]
+	[r] = rundir.load_run(bad, parser_tree, probe=False)[1]
 	assert r.status == 'CRASH' and r.reason.startswith('summary.json says PASS, but ')
 	assert r.disagreement
 
@@ -105,14 +105,14 @@ def test_report_names_what_is_wrong(tmp_path, parser_tree):
 			    ('shorter', f'3 case result(s), summary.json counts {N_CASES}')):
 		bad = pass_run(tmp_path / how, parser_tree)
 		DAMAGE[how](bad / 'x86_64')
-		[r] = report.load_run(bad, parser_tree, probe=False)[1]
+		[r] = rundir.load_run(bad, parser_tree, probe=False)[1]
 		assert needle in r.disagreement, (how, r.disagreement)
 
 
 def test_a_console_with_a_failure_under_a_pass_summary_is_a_fail(tmp_path, parser_tree):
 	rdir = pass_run(tmp_path / 'r', parser_tree)
 	(rdir / 'x86_64' / 'console.log').write_text(read_data('console_fail.log'))
-	[r] = report.load_run(rdir, parser_tree, probe=False)[1]
+	[r] = rundir.load_run(rdir, parser_tree, probe=False)[1]
 	assert r.status == 'FAIL' and 'summary.json says PASS' in r.reason
 
 
@@ -120,9 +120,9 @@ def test_consistent_non_pass_statuses_are_left_alone(tmp_path, parser_tree):
 	# A recorded FAIL, CRASH or TIMEOUT whose console agrees is not "damaged".
 	rdir = write_results(tmp_path / 'r', parser_tree, {
 		'x86_64': read_data('console_fail.log'), 'arm': read_data('console_panic.log')})
-	assert [r.status for r in report.load_run(rdir, parser_tree, probe=False)[1]] == [
+	assert [r.status for r in rundir.load_run(rdir, parser_tree, probe=False)[1]] == [
 		'FAIL', 'CRASH']
-	for r in report.load_run(rdir, parser_tree, probe=False)[1]:
+	for r in rundir.load_run(rdir, parser_tree, probe=False)[1]:
 		assert r.disagreement == '', (r.arch, r.disagreement)
 
 

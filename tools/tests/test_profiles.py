@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from bklkunit import baseline, cli, paths, profiles, report, run
+from bklkunit import baseline, cli, export, paths, profiles, run
 from test_report import make_rdir
 from test_run import fake, main_env  # noqa: F401  (fixtures)
 
@@ -184,7 +184,7 @@ def skipped_rdir(tmp_path):
 
 
 def test_reports_of_a_profile_with_a_skipped_arch(skipped_rdir, parser_tree):
-	out = report.write_reports(skipped_rdir, parser_tree, probe=False)
+	out = export.write_reports(skipped_rdir, parser_tree, probe=False)
 	doc = json.loads(out['kcidb.json'].read_text())
 	assert [b['architecture'] for b in doc['builds']] == ['x86_64']
 	assert doc['builds'][0]['config_name'] == 'kunit-kasan'

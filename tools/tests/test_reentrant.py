@@ -8,7 +8,8 @@ import sys
 import threading
 
 from conftest import DATA
-from bklkunit import ktap, report
+from bklkunit import ktap
+from bklkunit.console import parse_console
 
 THREADS = 4
 ROUNDS = 12
@@ -22,7 +23,7 @@ def _consoles():
 
 
 def _read(tree, lines):
-	suites = report.parse_console(tree, lines, 'CRASH: stopped')
+	suites = parse_console(tree, lines, 'CRASH: stopped')
 	verdict = ktap.judge(tree, [l + '\n' for l in lines])
 	return suites, verdict
 

@@ -14,7 +14,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from bklkunit import cli, deps, ktap, paths, report, tree
+from bklkunit import cli, deps, export, ktap, paths, results, rundir, tree
+from bklkunit.console import parse_console
 from bklkunit.errors import UserError
 from conftest import read_data
 
@@ -36,7 +37,7 @@ def lines_of(name):
 
 def parse(parser_tree, name_or_lines, stopped=''):
 	lines = lines_of(name_or_lines) if isinstance(name_or_lines, str) else name_or_lines
-	return report.parse_console(parser_tree, lines, stopped)
+	return parse_console(parser_tree, lines, stopped)
 
 
 def cases(suites):
@@ -68,7 +69,7 @@ def test_cases_parameters_and_durations(parser_tree):
 		'autofs_protocol.autofs_test_negotiate/v4 only (min 4, max 4)',
 		'autofs_protocol.autofs_test_negotiate/v3 to v7 picks v5 (min 3, max 7)',
 		'autofs_protocol.autofs_test_read_end_refused']
-	assert len(c) == 10 and all(x.status == report.PASS for x in c.values())
+	assert len(c) == 10 and all(x.status == results.PASS for x in c.values())
 	p = c['autofs_protocol.autofs_test_negotiate/v4 only (min 4, max 4)']
 	assert (p.suite, p.name, p.params, p.label) == (
 		'autofs_protocol', 'autofs_test_negotiate', ('v4 only (min 4, max 4)',),
@@ -86,7 +87,7 @@ def test_cases_parameters_and_durations(parser_tree):
 def test_no_timestamps_no_durations(parser_tree):
 	suites = parse(parser_tree, without_timestamps(lines_of('console_pass.log')))
 	c = cases(suites)
-	assert len(c) == 10 and all(x.status == report.PASS for x in c.values())
+	assert len(c) == 10 and all(x.status == results.PASS for x in c.values())
 	assert all(x.duration is None for x in c.values())
 	assert all(s.duration is None for s in suites)
 
@@ -96,26 +97,26 @@ def test_a_real_console_without_timestamps(parser_tree):
 	# between the KTAP lines, eight parameters.
 	c = cases(parse(parser_tree, 'real_x86_64_notime.log'))
 	assert len(c) == 15
-	assert all(x.status == report.PASS and x.duration is None for x in c.values())
+	assert all(x.status == results.PASS and x.duration is None for x in c.values())
 	assert 'autofs_protocol.autofs_test_negotiate/inverted v5 to v3 picks v3 (min 5, max 3)' in c
 
 
 def test_failure_keeps_the_diagnostic_lines(parser_tree):
 	c = cases(parse(parser_tree, 'console_fail.log'))
 	f = c['autofs_protocol.autofs_test_no_pipe']
-	assert f.status == report.FAIL
+	assert f.status == results.FAIL
 	assert f.diagnostics == [
 		'# autofs_test_no_pipe: EXPECTATION FAILED at fs/autofs/autofs_kunit.c:301',
 		'Expected err == -EBADF, but',
 		'    err == 0 (0x0)',
 		'    -EBADF == -9 (0xfffffffffffffff7)']
 	assert f.summary() == '# autofs_test_no_pipe: EXPECTATION FAILED at fs/autofs/autofs_kunit.c:301'
-	assert sum(x.status == report.FAIL for x in c.values()) == 1
+	assert sum(x.status == results.FAIL for x in c.values()) == 1
 
 
 def test_a_failing_parameter(parser_tree):
 	c = cases(parse(parser_tree, 'console_param_fail.log'))
-	bad = [x for x in c.values() if x.status != report.PASS]
+	bad = [x for x in c.values() if x.status != results.PASS]
 	assert [x.row for x in bad] == ['autofs_protocol.autofs_test_negotiate/v4 only (min 4, max 4)']
 	assert bad[0].diagnostics[0].startswith('# autofs_test_negotiate: EXPECTATION FAILED')
 	# The parameterised case itself is not a row of its own.
@@ -124,26 +125,26 @@ def test_a_failing_parameter(parser_tree):
 
 def test_skips_with_and_without_a_reason(parser_tree):
 	c = cases(parse(parser_tree, 'console_skip.log'))
-	assert c['autofs_end_state.autofs_end_state_bkl_gone'].status == report.PASS
+	assert c['autofs_end_state.autofs_end_state_bkl_gone'].status == results.PASS
 	s1 = c['autofs_end_state.autofs_end_state_smbfs_gone']
 	s2 = c['autofs_end_state.autofs_end_state_autofs3_gone']
-	assert (s1.status, s1.message) == (report.SKIP, 'CONFIG_CIFS is not enabled')
-	assert (s2.status, s2.message) == (report.SKIP, '')
+	assert (s1.status, s1.message) == (results.SKIP, 'CONFIG_CIFS is not enabled')
+	assert (s2.status, s2.message) == (results.SKIP, '')
 
 
 def test_crash_mid_suite(parser_tree):
 	suites = parse(parser_tree, 'console_panic.log', 'CRASH: BUG: kernel NULL pointer dereference')
 	c = cases(suites)
-	assert sum(x.status == report.PASS for x in c.values()) == 8
+	assert sum(x.status == results.PASS for x in c.values()) == 8
 	# The second case of autofs_end_state was running: its name was never
 	# printed, so it is known by its position only.
 	run = c['autofs_end_state.case2']
-	assert (run.status, run.named, run.duration) == (report.ERROR, False, None)
+	assert (run.status, run.named, run.duration) == (results.ERROR, False, None)
 	assert 'CRASH: BUG: kernel NULL pointer' in run.message
 	assert run.diagnostics[0] == 'BUG: kernel NULL pointer dereference, address: 0000000000000008'
 	assert 'Kernel panic - not syncing: Fatal exception' in run.diagnostics
 	miss = c['autofs_end_state.case3']
-	assert (miss.status, miss.named) == (report.MISS, False)
+	assert (miss.status, miss.named) == (results.MISS, False)
 	assert '1..3' in miss.message
 	assert suites[1].duration is None                    # no result line for the suite
 
@@ -152,37 +153,37 @@ def test_hang_names_the_running_case_from_its_message(parser_tree):
 	suites = parse(parser_tree, 'console_timeout.log', 'TIMEOUT: guest killed after 300 s')
 	c = cases(suites)
 	run = c['autofs_protocol.autofs_test_non_pipe_refused']
-	assert (run.status, run.named) == (report.ERROR, True)
+	assert (run.status, run.named) == (results.ERROR, True)
 	assert run.diagnostics == ['# autofs_test_non_pipe_refused: waiting for the daemon']
 	assert 'TIMEOUT' in run.message
 	assert [c[k].status for k in ('autofs_protocol.case4', 'autofs_protocol.case5')] == [
-		report.MISS, report.MISS]
+		results.MISS, results.MISS]
 	# The top-level plan announced two suites; the second never started.
 	assert suites[-1].name == 'suite_2'
 	assert [(x.row, x.status, x.named) for x in suites[-1].cases] == [
-		('suite_2', report.MISS, False)]
+		('suite_2', results.MISS, False)]
 
 
 def test_crash_inside_a_parameterised_case(parser_tree):
 	suites = parse(parser_tree, param_crash_lines(), 'CRASH: BUG')
 	c = cases(suites)
 	neg = 'autofs_protocol.autofs_test_negotiate'
-	assert c[neg + '/v3 only (min 3, max 3)'].status == report.PASS
-	assert c[neg + '/v4 only (min 4, max 4)'].status == report.PASS
+	assert c[neg + '/v3 only (min 3, max 3)'].status == results.PASS
+	assert c[neg + '/v4 only (min 4, max 4)'].status == results.PASS
 	# The case that was running (in its third parameter) is the ERROR.
-	assert c[neg].status == report.ERROR
+	assert c[neg].status == results.ERROR
 	assert 'after 2 parameter(s)' in c[neg].message
 	assert any('BUG: kernel NULL pointer' in l for l in c[neg].diagnostics)
 	# Cases 2..5 were never reached: MISS, not ERROR.
-	assert [c[f'autofs_protocol.case{n}'].status for n in range(2, 6)] == [report.MISS] * 4
-	assert sum(x.status == report.ERROR for x in c.values()) == 1
+	assert [c[f'autofs_protocol.case{n}'].status for n in range(2, 6)] == [results.MISS] * 4
+	assert sum(x.status == results.ERROR for x in c.values()) == 1
 	assert [x.row for x in suites[-1].cases] == ['suite_2']
 
 
 def test_incomplete_suite_blames_the_first_unreported_case(parser_tree):
 	c = cases(parse(parser_tree, 'console_incomplete.log', 'CRASH: incomplete KTAP'))
-	assert c['autofs_end_state.case3'].status == report.ERROR
-	assert c['autofs_end_state.autofs_end_state_smbfs_gone'].status == report.PASS
+	assert c['autofs_end_state.case3'].status == results.ERROR
+	assert c['autofs_end_state.autofs_end_state_smbfs_gone'].status == results.PASS
 
 
 def test_suite_and_case_init_failures(parser_tree):
@@ -190,16 +191,16 @@ def test_suite_and_case_init_failures(parser_tree):
 	# suite_init failed: Linux prints no plan and no case, only the suite's
 	# "not ok": one suite-level row.
 	assert [(x.row, x.name, x.status) for x in suites[0].cases] == [
-		('autofs_protocol', '', report.FAIL)]
+		('autofs_protocol', '', results.FAIL)]
 	assert suites[0].cases[0].summary() == '# autofs_protocol:     # failed to initialize (-12)'
 	assert suites[0].cases[0].label == 'autofs_protocol'
 	# suite->init failed for two cases: each is not ok with its message.
 	c = cases(suites[1:])
 	bkl = c['autofs_end_state.autofs_end_state_bkl_gone']
 	assert (bkl.status, bkl.diagnostics) == (
-		report.FAIL, ['# autofs_end_state_bkl_gone: failed to initialize: -12'])
-	assert c['autofs_end_state.autofs_end_state_smbfs_gone'].status == report.FAIL
-	assert c['autofs_end_state.autofs_end_state_autofs3_gone'].status == report.SKIP
+		results.FAIL, ['# autofs_end_state_bkl_gone: failed to initialize: -12'])
+	assert c['autofs_end_state.autofs_end_state_smbfs_gone'].status == results.FAIL
+	assert c['autofs_end_state.autofs_end_state_autofs3_gone'].status == results.SKIP
 
 
 def test_several_ktap_documents(parser_tree):
@@ -207,9 +208,9 @@ def test_several_ktap_documents(parser_tree):
 	suites = parse(parser_tree, 'console_two_docs.log')
 	assert [s.name for s in suites] == ['autofs_end_state', 'autofs_protocol']
 	c = cases(suites)
-	assert c['autofs_protocol.autofs_test_no_pipe'].status == report.FAIL
+	assert c['autofs_protocol.autofs_test_no_pipe'].status == results.FAIL
 	assert c['autofs_protocol.autofs_test_no_pipe'].duration == 0.001
-	assert c['autofs_end_state.autofs_end_state_autofs3_gone'].status == report.PASS
+	assert c['autofs_end_state.autofs_end_state_autofs3_gone'].status == results.PASS
 
 
 def test_no_ktap_and_empty_console(parser_tree):
@@ -231,7 +232,7 @@ def test_the_parser_is_left_as_it_was_and_quiet(parser_tree, capsys):
 
 def test_crlf_console(parser_tree):
 	c = cases(parse(parser_tree, [l + '\r\n' for l in lines_of('console_fail.log')]))
-	assert c['autofs_protocol.autofs_test_no_pipe'].status == report.FAIL
+	assert c['autofs_protocol.autofs_test_no_pipe'].status == results.FAIL
 	assert c['autofs_protocol.autofs_test_read_end_refused'].duration == 0.0005
 
 
@@ -286,7 +287,7 @@ def rdir(tmp_path):
 
 @pytest.fixture
 def written(rdir, parser_tree):
-	return report.write_reports(rdir, parser_tree, environment=ENV, probe=False)
+	return export.write_reports(rdir, parser_tree, environment=ENV, probe=False)
 
 
 def listing(root: Path):
@@ -295,7 +296,7 @@ def listing(root: Path):
 
 def test_write_reports_writes_what_it_returns(rdir, parser_tree, tmp_path):
 	before = {p: p.read_bytes() for p in rdir.rglob('*') if p.is_file()}
-	out = report.write_reports(rdir, parser_tree, environment=ENV, probe=False)
+	out = export.write_reports(rdir, parser_tree, environment=ENV, probe=False)
 	assert set(out) == {'junit.xml', 'kcidb.json', 'index.html', 'x86_64/junit.xml',
 			    'i386/junit.xml', 'arm/junit.xml', 'arm64/junit.xml'}
 	for rel, p in out.items():
@@ -309,7 +310,7 @@ def test_write_reports_writes_what_it_returns(rdir, parser_tree, tmp_path):
 
 def test_missing_summary_is_a_user_error(tmp_path, parser_tree):
 	with pytest.raises(UserError, match='summary.json'):
-		report.write_reports(tmp_path, parser_tree, probe=False)
+		export.write_reports(tmp_path, parser_tree, probe=False)
 
 
 # ------------------------------------------------------------------- JUnit
@@ -408,7 +409,7 @@ def test_junit_skips_init_failures_and_two_documents(tmp_path, parser_tree):
 		'x86_64': ('PASS', '', 'console_skip.log', 'build_ok.log'),
 		'i386': ('FAIL', '', 'console_init_fail.log', 'build_ok.log'),
 		'arm': ('PASS', '', 'console_two_docs.log', 'build_ok.log')})
-	out = report.write_reports(rdir, parser_tree, probe=False)
+	out = export.write_reports(rdir, parser_tree, probe=False)
 	x = ET.parse(out['x86_64/junit.xml']).getroot()
 	sk = {tc.get('name'): tc.find('skipped') for tc in x.iter('testcase')}
 	assert sk['autofs_end_state_bkl_gone'] is None
@@ -435,7 +436,7 @@ def test_junit_arch_trouble_without_a_case_to_blame(tmp_path, parser_tree):
 		'arm': ('CONFIG_FAILED', 'kunit.py build exited 1', None, 'build_config_missing.log'),
 		'arm64': ('NO_TESTS', 'no test ran (filter matched nothing?)', 'console_no_tests.log',
 			  'build_ok.log')})
-	root = ET.parse(report.write_reports(rdir, parser_tree, probe=False)['junit.xml']).getroot()
+	root = ET.parse(export.write_reports(rdir, parser_tree, probe=False)['junit.xml']).getroot()
 	runs = {ts.get('name'): ts for ts in root.findall('testsuite') if '.' not in ts.get('name')}
 	assert set(runs) == {'x86_64', 'i386', 'arm', 'arm64'}
 	assert runs['x86_64'].find('testcase').get('name') == 'run'
@@ -453,7 +454,7 @@ def test_junit_survives_control_characters(tmp_path, parser_tree, schema):
 	text = read_data('console_fail.log').replace(
 		'Expected err == -EBADF, but', 'Expected \x1b[31merr\x1b[0m == -EBADF\x00, but')
 	rdir = make_rdir(tmp_path, {'x86_64': ('FAIL', '', text, 'build_ok.log')})
-	out = report.write_reports(rdir, parser_tree, probe=False)
+	out = export.write_reports(rdir, parser_tree, probe=False)
 	f = ET.parse(out['junit.xml']).getroot().find('.//failure')
 	assert 'Expected \ufffd[31merr\ufffd[0m == -EBADF\ufffd, but' in f.text
 	doc = json.loads(out['kcidb.json'].read_text())
@@ -556,7 +557,7 @@ def test_kcidb_tests(written):
 def test_kcidb_hang_and_never_started_suite(tmp_path, parser_tree, schema):
 	rdir = make_rdir(tmp_path, {'um': ('TIMEOUT', 'guest killed after 300 s without finishing',
 					   'console_timeout.log', 'build_ok.log')})
-	doc = json.loads(report.write_reports(rdir, parser_tree, probe=False)['kcidb.json'].read_text())
+	doc = json.loads(export.write_reports(rdir, parser_tree, probe=False)['kcidb.json'].read_text())
 	jsonschema.validate(doc, schema)
 	assert doc['builds'][0]['architecture'] == 'um'
 	st = {x['path']: x['status'] for x in doc['tests']}
@@ -573,7 +574,7 @@ def test_kcidb_checkout_valid(tmp_path, parser_tree, series, built, valid):
 	setup = (('PASS', '', 'console_pass.log', 'build_ok.log') if built else
 		 ('BUILD_FAILED', 'kunit.py build exited 2', None, 'build_compile_error.log'))
 	rdir = make_rdir(tmp_path, {'x86_64': setup}, series=series)
-	doc = json.loads(report.write_reports(rdir, parser_tree, probe=False)['kcidb.json'].read_text())
+	doc = json.loads(export.write_reports(rdir, parser_tree, probe=False)['kcidb.json'].read_text())
 	assert doc['checkouts'][0]['valid'] is valid
 
 
@@ -589,7 +590,7 @@ def test_kcidb_patchset_hash_when_the_series_is_the_one_run(tmp_path, parser_tre
 	patches = write_patches(tmp_path / 'patches')
 	rdir = make_rdir(tmp_path, {'x86_64': ARCH_SETUPS['x86_64']},
 			 series_hash=tree.series_hash(patches))
-	out = report.write_reports(rdir, parser_tree, probe=False, patch_dir=tmp_path / 'patches')
+	out = export.write_reports(rdir, parser_tree, probe=False, patch_dir=tmp_path / 'patches')
 	doc = json.loads(out['kcidb.json'].read_text())
 	jsonschema.validate(doc, schema)
 	co = doc['checkouts'][0]
@@ -603,29 +604,29 @@ def test_kcidb_patchset_hash_when_the_series_is_the_one_run(tmp_path, parser_tre
 	# With local work on top the tree is not the series: no hash.
 	rdir2 = make_rdir(tmp_path / 'b', {'x86_64': ARCH_SETUPS['x86_64']},
 			  series_hash=tree.series_hash(patches), series='applied + local work')
-	out = report.write_reports(rdir2, parser_tree, probe=False, patch_dir=tmp_path / 'patches')
+	out = export.write_reports(rdir2, parser_tree, probe=False, patch_dir=tmp_path / 'patches')
 	assert 'patchset_hash' not in json.loads(out['kcidb.json'].read_text())['checkouts'][0]
 
 
 def test_kcidb_origin_and_long_logs(tmp_path, parser_tree, schema):
 	rdir = make_rdir(tmp_path, {'arm64': ARCH_SETUPS['arm64']})
 	(rdir / 'arm64' / 'build.log').write_text('x' * 100 + '\n' + ('y' * 1000 + '\n') * 40)
-	out = report.write_reports(rdir, parser_tree, origin='my_lab', probe=False)
+	out = export.write_reports(rdir, parser_tree, origin='my_lab', probe=False)
 	doc = json.loads(out['kcidb.json'].read_text())
 	jsonschema.validate(doc, schema)
 	assert doc['checkouts'][0]['id'].startswith('my_lab:')
 	assert doc['builds'][0]['origin'] == 'my_lab'
-	assert len(doc['builds'][0]['log_excerpt']) <= report.LOG_EXCERPT_MAX
+	assert len(doc['builds'][0]['log_excerpt']) <= export.kcidb.LOG_EXCERPT_MAX
 	assert doc['builds'][0]['log_excerpt'].endswith('y')
 	with pytest.raises(UserError, match='origin'):
-		report.write_reports(rdir, parser_tree, origin='My-Lab', probe=False)
+		export.write_reports(rdir, parser_tree, origin='My-Lab', probe=False)
 
 
 def test_path_parts():
-	assert report.path_part('v3 to v7 picks v5 (min 3, max 7)') == 'v3_to_v7_picks_v5__min_3__max_7_'
-	assert report.path_part('autofs_test-no_pipe9') == 'autofs_test-no_pipe9'
-	assert report.path_part('') == '_'
-	assert report.path_part('a.b') == 'a_b'
+	assert export.kcidb.path_part('v3 to v7 picks v5 (min 3, max 7)') == 'v3_to_v7_picks_v5__min_3__max_7_'
+	assert export.kcidb.path_part('autofs_test-no_pipe9') == 'autofs_test-no_pipe9'
+	assert export.kcidb.path_part('') == '_'
+	assert export.kcidb.path_part('a.b') == 'a_b'
 
 
 def test_compiler_from_the_kernel_banner_and_probed_tools(tmp_path, parser_tree, monkeypatch):
@@ -637,14 +638,14 @@ def test_compiler_from_the_kernel_banner_and_probed_tools(tmp_path, parser_tree,
 		(bindir / name).write_text(f'#!/bin/sh\necho "{line}"\necho second line\n')
 		(bindir / name).chmod(0o755)
 	monkeypatch.setenv('PATH', str(bindir))
-	summary, runs = report.load_run(rdir, parser_tree, probe=True)
+	summary, runs = rundir.load_run(rdir, parser_tree, probe=True)
 	r = {x.arch: x for x in runs}
 	# The console's "Linux version ... (gcc ...)" names the compiler that built it.
 	assert r['x86_64'].compiler == 'gcc (Debian 12.2.0-14+deb12u1) 12.2.0'
 	assert r['x86_64'].qemu == ''                         # not on this PATH
 	assert r['arm64'].compiler == 'aarch64-linux-gnu-gcc (Debian 12.2.0-14) 12.2.0'
 	assert r['arm64'].qemu == 'QEMU emulator version 7.2.99 (probed)'
-	_, runs = report.load_run(rdir, parser_tree, probe=False)
+	_, runs = rundir.load_run(rdir, parser_tree, probe=False)
 	assert {x.arch: x.compiler for x in runs} == {
 		'x86_64': 'gcc (Debian 12.2.0-14+deb12u1) 12.2.0', 'arm64': ''}
 
@@ -736,7 +737,7 @@ def test_html_escapes_what_the_guest_printed(tmp_path, parser_tree):
 	text = read_data('console_fail.log').replace('Expected err == -EBADF, but',
 						     '<script>alert(1)</script> & more')
 	rdir = make_rdir(tmp_path, {'x86_64': ('FAIL', '<b>odd</b>', text, 'build_ok.log')})
-	page = report.write_reports(rdir, parser_tree, probe=False)['index.html'].read_text()
+	page = export.write_reports(rdir, parser_tree, probe=False)['index.html'].read_text()
 	assert '<script>' not in page and '<b>odd</b>' not in page
 	assert '&lt;script&gt;alert(1)&lt;/script&gt; &amp; more' in page
 
@@ -779,7 +780,7 @@ def test_html_in_a_headless_browser(written, tmp_path):
 
 
 def test_cli_report(tmp_path, parser_tree, capsys, monkeypatch):
-	monkeypatch.setattr(report, 'probe_tools', lambda arch: {})
+	monkeypatch.setattr(rundir, 'probe_tools', lambda arch: {})
 	rdir = make_rdir(tmp_path, tree=str(parser_tree))
 	assert cli.main(['report', str(rdir), '--origin', 'ci_lab']) == 0
 	out = capsys.readouterr().out
@@ -790,7 +791,7 @@ def test_cli_report(tmp_path, parser_tree, capsys, monkeypatch):
 
 
 def test_cli_report_tree_option_and_default_dir(tmp_path, parser_tree, capsys, monkeypatch):
-	monkeypatch.setattr(report, 'probe_tools', lambda arch: {})
+	monkeypatch.setattr(rundir, 'probe_tools', lambda arch: {})
 	cache = tmp_path / 'cache'
 	rdir = make_rdir(cache)                          # summary's tree does not exist
 	(cache / 'results' / 'latest').symlink_to(rdir.name)

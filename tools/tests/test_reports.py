@@ -9,7 +9,8 @@ import xml.etree.ElementTree as ET
 import jsonschema
 import pytest
 
-from bklkunit import report, reports, run
+from bklkunit import export, kernel_reports, results, run
+from bklkunit.console import parse_console, read_console
 from conftest import read_data
 from test_report import make_rdir, schema  # noqa: F401  (schema: a fixture)
 from test_run import fake, main_env  # noqa: F401  (fixtures)
@@ -58,7 +59,7 @@ UBSAN_AT_BOOT = ['[    0.300000] ===============================================
 	('[  125.500000] INFO: task kunit_try_catch:75 blocked for more than 120 seconds.', 'hung task'),
 ])
 def test_each_pattern(line, kind):
-	[r] = reports.find(['[    0.1] boot', line, '[    9.0] reboot: System halted'])
+	[r] = kernel_reports.find(['[    0.1] boot', line, '[    9.0] reboot: System halted'])
 	assert (r.line, r.kind) == (2, kind)
 	assert r.title.startswith(line.split('] ')[-1][:20])
 	assert r.label == f'{kind} report'
@@ -73,11 +74,11 @@ def test_each_pattern(line, kind):
 	'[    2.2]     ok 1 list_add_corruption_is_caught',
 ])
 def test_lines_that_are_not_reports(line):
-	assert reports.find([line]) == []
+	assert kernel_reports.find([line]) == []
 
 
 def test_find_groups_each_report_and_merges_one_event():
-	found = reports.find(lines_of(KASAN))
+	found = kernel_reports.find(lines_of(KASAN))
 	assert [(r.kind, r.kinds) for r in found] == [
 		('lockdep', ['lockdep']), ('KASAN', ['KASAN']), ('WARN', ['WARN']),
 		# CHECK_DATA_CORRUPTION: the message, then WARN's banner: one report.
@@ -88,40 +89,40 @@ def test_find_groups_each_report_and_merges_one_event():
 	assert kasan.lines[-1].startswith('=====')        # KASAN's closing rule
 	assert warn.lines[-1] == '---[ end trace 0000000000000000 ]---'
 	assert lst.excerpt()[0].startswith('list_add corruption. next->prev should be prev')
-	assert len(lst.excerpt()) == reports.EXCERPT_LINES
+	assert len(lst.excerpt()) == kernel_reports.EXCERPT_LINES
 
 
 # -------------------------------------------------------------- attribution
 
 
 def test_kasan_console_attribution(parser_tree):
-	suites, strays = report.read_console(parser_tree, lines_of(KASAN))
+	suites, strays = read_console(parser_tree, lines_of(KASAN))
 	c = rows(suites)
 	assert strays == []
-	assert c['appletalk_reports.atalk_test_create_ok'].status == report.PASS
+	assert c['appletalk_reports.atalk_test_create_ok'].status == results.PASS
 	lock = c['appletalk_reports.atalk_test_bind_lock_order']
-	assert (lock.status, lock.flagged, lock.kind) == (report.FAIL, 'lockdep report', 'lockdep')
+	assert (lock.status, lock.flagged, lock.kind) == (results.FAIL, 'lockdep report', 'lockdep')
 	assert lock.summary() == ('lockdep report: WARNING: possible circular locking dependency '
 				  'detected')
 	assert lock.diagnostics[0] == 'WARNING: possible circular locking dependency detected'
 	uaf = c['appletalk_reports.atalk_test_sendmsg_uaf']
-	assert uaf.status == report.FAIL
+	assert uaf.status == results.FAIL
 	assert uaf.summary().startswith('KASAN report: BUG: KASAN: slab-use-after-free in atalk_sendmsg')
 	# Triggered on purpose, and it happened: a pass, report kept for the record.
 	warn = c['appletalk_reports.atalk_test_expect_report_warn']
-	assert warn.status == report.PASS and [r.kind for r in warn.reports] == ['WARN']
+	assert warn.status == results.PASS and [r.kind for r in warn.reports] == ['WARN']
 	# Expected one, none came: a failure.
 	none = c['appletalk_reports.atalk_test_expect_report_double_free']
-	assert none.status == report.FAIL
+	assert none.status == results.FAIL
 	assert none.summary() == 'expected a report, none seen'
 	# A parameter: exactly the one that was running.
-	assert c['ufs_balloc_reports.ufs_balloc_test_cg_list/fragment 1 of 8'].status == report.PASS
+	assert c['ufs_balloc_reports.ufs_balloc_test_cg_list/fragment 1 of 8'].status == results.PASS
 	frag = c['ufs_balloc_reports.ufs_balloc_test_cg_list/fragment 8 of 8']
-	assert (frag.status, frag.flagged) == (report.FAIL, 'list corruption report')
+	assert (frag.status, frag.flagged) == (results.FAIL, 'list corruption report')
 
 
 def test_kcsan_console_attribution_and_a_boot_warn(parser_tree):
-	suites, strays = report.read_console(parser_tree, lines_of(KCSAN))
+	suites, strays = read_console(parser_tree, lines_of(KCSAN))
 	c = rows(suites)
 	flagged = {row.split('.', 1)[1]: (x.status, x.flagged) for row, x in c.items()}
 	assert flagged == {
@@ -139,16 +140,16 @@ def test_kcsan_console_attribution_and_a_boot_warn(parser_tree):
 	assert any('EXPECTATION FAILED' in l for l in ubsan.diagnostics)
 	[boot] = strays
 	assert (boot.kind, boot.line) == ('WARN', 6)
-	assert reports.stray_reason(strays) == (
+	assert kernel_reports.stray_reason(strays) == (
 		'WARN report outside any case (console line 6): WARNING: CPU: 1 PID: 1 at '
 		'drivers/base/dd.c:651 really_probe+0x3b4/0x3f0')
 
 
 def test_report_between_suites_belongs_to_no_case(parser_tree):
 	lines = insert_after(lines_of('console_pass.log'), 'ok 1 autofs_protocol', UBSAN_AT_BOOT)
-	suites, strays = report.read_console(parser_tree, lines)
+	suites, strays = read_console(parser_tree, lines)
 	assert [r.kind for r in strays] == ['UBSAN']
-	assert {x.status for x in rows(suites).values()} == {report.PASS}
+	assert {x.status for x in rows(suites).values()} == {results.PASS}
 
 
 def test_the_running_case_owns_the_report_before_a_crash(parser_tree):
@@ -160,16 +161,16 @@ def test_the_running_case_owns_the_report_before_a_crash(parser_tree):
 		'[    0.512102] ---[ end trace 0000000000000000 ]---',
 		'[    0.512200] BUG: kernel NULL pointer dereference, address: 0000000000000010',
 		'[    0.512201] Kernel panic - not syncing: Fatal exception']
-	suites, strays = report.read_console(parser_tree, lines, 'CRASH: BUG: kernel NULL')
+	suites, strays = read_console(parser_tree, lines, 'CRASH: BUG: kernel NULL')
 	assert strays == []
-	[running] = [x for x in rows(suites).values() if x.status == report.ERROR]
+	[running] = [x for x in rows(suites).values() if x.status == results.ERROR]
 	assert [r.kind for r in running.reports] == ['WARN']
 	assert running.diagnostics[0].startswith('WARNING: CPU: 0 PID: 60')
 
 
 def test_parse_console_without_attribution(parser_tree):
-	c = rows(report.parse_console(parser_tree, lines_of(KASAN), attribute=False))
-	assert [r for r, x in c.items() if x.status != report.PASS] == [
+	c = rows(parse_console(parser_tree, lines_of(KASAN), attribute=False))
+	assert [r for r, x in c.items() if x.status != results.PASS] == [
 		'appletalk_reports.atalk_test_sendmsg_uaf']     # kunit's own "not ok"
 	assert not any(x.reports or x.flagged for x in c.values())
 
@@ -252,7 +253,7 @@ def report_rdir(tmp_path):
 
 
 def test_junit_kcidb_and_html_show_the_reports(report_rdir, parser_tree, schema):  # noqa: F811
-	out = report.write_reports(report_rdir, parser_tree, probe=False)
+	out = export.write_reports(report_rdir, parser_tree, probe=False)
 	root = ET.parse(out['x86_64/junit.xml']).getroot()
 	tc = {t.get('name'): t for t in root.iter('testcase')}
 	fail = tc['atalk_test_sendmsg_uaf'].find('failure')
@@ -282,7 +283,7 @@ def test_junit_names_a_stray_report_when_no_case_is_to_blame(tmp_path, parser_tr
 	reason = ('UBSAN report outside any case (console line 6): UBSAN: '
 		  'array-index-out-of-bounds in drivers/foo/bar.c:42:17')
 	rdir = make_rdir(tmp_path, {'x86_64': ('FAIL', reason, '\n'.join(lines), 'build_ok.log')})
-	root = ET.parse(report.write_reports(rdir, parser_tree, probe=False)['junit.xml']).getroot()
+	root = ET.parse(export.write_reports(rdir, parser_tree, probe=False)['junit.xml']).getroot()
 	[run_tc] = [t for t in root.iter('testcase') if t.get('name') == 'run']
 	assert run_tc.find('failure').get('message') == reason
 	assert run_tc.find('failure').get('type') == 'FAIL'
@@ -310,9 +311,9 @@ def test_a_crash_in_the_first_case_does_not_own_the_boot(parser_tree):
 		'[    0.511101] ---[ end trace 0000000000000000 ]---',
 		'[    0.511200] BUG: kernel NULL pointer dereference, address: 0000000000000010',
 		'[    0.511201] Kernel panic - not syncing: Fatal exception']
-	assert reports.ktap_start(lines) == 9
-	suites, strays = report.read_console(parser_tree, lines, 'CRASH: BUG: kernel NULL')
+	assert kernel_reports.ktap_start(lines) == 9
+	suites, strays = read_console(parser_tree, lines, 'CRASH: BUG: kernel NULL')
 	assert [r.kind for r in strays] == ['UBSAN']          # the boot's, not the case's
 	owned = [x for x in rows(suites).values() if x.reports]
 	assert [[r.kind for r in x.reports] for x in owned] == [['WARN']]
-	assert owned[0].status == report.ERROR
+	assert owned[0].status == results.ERROR

@@ -752,7 +752,7 @@ def test_main_writes_summary_once_and_reads_each_console_once(main_env, monkeypa
 	f.scenario('x86_64', console='console_fail.log')
 	f.scenario('arm', console='console_pass.log')
 	writes, loads = [], []
-	real_write, real_load = Path.write_text, run.report.load_run
+	real_write, real_load = Path.write_text, run.rundir.load_run
 
 	def write_text(self, *a, **kw):
 		if self.name == 'summary.json':
@@ -763,7 +763,7 @@ def test_main_writes_summary_once_and_reads_each_console_once(main_env, monkeypa
 		loads.append(a)
 		return real_load(*a, **kw)
 	monkeypatch.setattr(Path, 'write_text', write_text)
-	monkeypatch.setattr(run.report, 'load_run', load_run)
+	monkeypatch.setattr(run.rundir, 'load_run', load_run)
 	assert run.main(f.args('--arch', 'x86_64,arm')) == 1
 	assert len(writes) == 1 and len(loads) == 1
 	s = summary(f)

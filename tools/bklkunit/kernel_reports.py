@@ -6,7 +6,7 @@ sleeping-in-atomic BUG, a spinlock BUG, a hung task or kmemleak's leak count
 is never just a log line next to a green result: the case that was running
 when it was printed fails.
 
-Attribution is by console line, with the positions report.py already keeps
+Attribution is by console line, with the positions console.py already keeps
 for each case (the line its diagnostics start after: the previous result,
 or the header or plan of its suite; and its own `ok`/`not ok` line):
 
@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from .results import ArchStatus, Outcome, stopped_note
+from .results import ArchStatus, Outcome
 
 EXPECT = 'expect_report'
 EXCERPT_LINES = 8           # the first lines of a report shown as a failure message
@@ -130,7 +130,7 @@ def ktap_start(lines: Sequence[str]) -> int:
 
 def attach(suites, found: List[Report],
 	   first_ktap: int = 0) -> Tuple[List[Tuple[Any, str]], List[Report]]:
-	"""Give each report to its case (report.Case, changed in place).
+	"""Give each report to its case (results.Case, changed in place).
 	first_ktap: where KTAP starts (a case that crashed before any result
 	owns nothing printed before it).  Returns ([(case, its status before)]
 	for every case this changed or that has a report, reports that belong
@@ -191,16 +191,17 @@ def stray_reason(strays: List[Report]) -> str:
 	return '\n'.join(f'{r.label} outside any case ({r.where()}): {r.title}' for r in strays)
 
 
-def judge(kernel_tree, console: Sequence[str], res) -> None:
+def needed(console: Sequence[str]) -> bool:
+	"""Whether judge has anything to do: a report, or a case that expects one."""
+	return bool(find(console)) or EXPECT in ''.join(console)
+
+
+def judge(console: Sequence[str], suites: List[Any], res: Any) -> None:
 	"""Apply the reports of a first boot's console to its run.ArchResult:
-	counts, failures, status, reason, and res.reports for verdict.json."""
-	from . import report
-	found = find(console)
-	if not found and EXPECT not in ''.join(console):
-		return
-	suites = report.parse_console(kernel_tree, console, stopped_note(res.status, res.reason),
-				      attribute=False)
-	touched, strays = attach(suites, found, ktap_start(console))
+	counts, failures, status, reason, and res.reports for verdict.json.
+	suites: that console as report.parse_console(..., attribute=False) reads
+	it (the case that was running told why the guest stopped: stopped_note)."""
+	touched, strays = attach(suites, find(console), ktap_start(console))
 	for c, before in touched:
 		expected = EXPECT in c.row
 		for r in c.reports:

@@ -1,0 +1,61 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Result exporters: JUnit XML, KCIDB v5.3 JSON and a static HTML page.
+
+Everything is read back from a results directory that `kunit.py run` wrote
+(summary.json and <arch>/console.log, build.log, ...; rundir.py) and
+written next to it:
+
+  <rdir>/<arch>/junit.xml  one arch, for Jenkins or GitLab (junit.py)
+  <rdir>/junit.xml         every arch
+  <rdir>/kcidb.json        KCIDB v5.3: one checkout, one build per arch, one
+                           test per case (kcidb.py)
+  <rdir>/index.html        a test x arch matrix, self-contained (html.py)
+"""
+
+import json
+from pathlib import Path
+from typing import Dict, List, Optional
+
+from .. import paths
+from ..results import ArchRun
+from ..rundir import Loaded, load_run
+from . import html, junit, kcidb
+from .kcidb import DEFAULT_ORIGIN, check_origin
+
+
+def write_reports(rdir: Path, kernel_tree: Path, origin: str = DEFAULT_ORIGIN, *,
+		  environment: Optional[Dict[str, Dict[str, str]]] = None, probe: bool = True,
+		  patch_dir: Path = paths.PATCH_DIR,
+		  runs_out: Optional[List[ArchRun]] = None,
+		  loaded: Optional[Loaded] = None) -> Dict[str, Path]:
+	"""Write <arch>/junit.xml, junit.xml, kcidb.json and index.html into rdir.
+
+	kernel_tree: the tree whose kunit_parser reads the consoles (summary.json's
+	"tree" is the one the run used).  environment: {arch: {'compiler': ...,
+	'qemu': ...}} to report; what is not given comes from summary.json, the
+	kernel banner in the console, or (probe) `<cc> --version` and
+	`<qemu> --version` on this host.  Returns {path relative to rdir: path};
+	runs_out, if given, gets the arches as read (ArchRun.disagreement: a
+	console that does not bear summary.json out).  loaded: what load_run
+	already read (`run` reads every console once for all it writes)."""
+	rdir = Path(rdir)
+	check_origin(origin)             # before anything is written
+	summary, runs = loaded or load_run(rdir, kernel_tree, environment, probe)
+	if runs_out is not None:
+		runs_out.extend(runs)
+	written: Dict[str, Path] = {}
+	for r in runs:
+		p = rdir / r.arch / 'junit.xml'
+		junit.write_xml(junit.junit_element([r], summary), p)
+		written[f'{r.arch}/junit.xml'] = p
+	p = rdir / 'junit.xml'
+	junit.write_xml(junit.junit_element(runs, summary), p)
+	written['junit.xml'] = p
+	p = rdir / 'kcidb.json'
+	p.write_text(json.dumps(kcidb.kcidb_document(rdir, summary, runs, origin, patch_dir), indent=1)
+		     + '\n')
+	written['kcidb.json'] = p
+	p = rdir / 'index.html'
+	p.write_text(html.html_page(summary, runs, origin))
+	written['index.html'] = p
+	return written

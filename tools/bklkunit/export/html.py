@@ -1,0 +1,157 @@
+# SPDX-License-Identifier: GPL-2.0
+"""<rdir>/index.html: a test x arch matrix, self-contained."""
+
+import html
+from typing import Any, Dict, List, Optional, Tuple
+
+from ..results import ERROR, FAIL, MISS, PASS, SKIP, ArchRun, ArchStatus
+from .junit import arch_problem
+
+
+CELL = {PASS: ('pass', 'pass'), FAIL: ('fail', 'FAIL'), SKIP: ('skip', 'skip'),
+	ERROR: ('crash', 'CRASH'), MISS: ('missing', 'missing')}
+
+CSS = '''
+body { font: 14px/1.4 sans-serif; margin: 1.5em; color: #111; background: #fff; }
+h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
+table { border-collapse: collapse; margin: .5em 0; }
+th, td { border: 1px solid #bbb; padding: .25em .6em; text-align: left; vertical-align: top; }
+thead th { background: #eee; }
+td.num { text-align: right; white-space: nowrap; }
+.matrix td { text-align: center; min-width: 6em; }
+.matrix th[scope=row] { font-family: monospace; font-weight: normal; }
+.pass { background: #d5f5d5; } .fail { background: #f7c6c6; font-weight: bold; }
+.skip { background: #fdf0c2; } .crash { background: #e8c4f0; font-weight: bold; }
+.missing { background: #e4e4e4; color: #444; font-style: italic; }
+.st-PASS { background: #d5f5d5; } .st-FAIL, .st-BUILD_FAILED, .st-CONFIG_FAILED { background: #f7c6c6; }
+.st-CRASH, .st-TIMEOUT, .st-ERROR { background: #e8c4f0; } .st-NO_TESTS { background: #e4e4e4; }
+.st-SKIPPED_PROFILE { background: #fdf0c2; }
+.dur, .note { display: block; font-size: .8em; color: #444; font-weight: normal; font-style: normal; }
+pre { background: #f6f6f6; border: 1px solid #ddd; padding: .5em; overflow-x: auto; margin: .3em 0; }
+details { margin: .3em 0; } summary { cursor: pointer; }
+code { font-family: monospace; }
+'''
+
+
+def _e(s: Any) -> str:
+	return html.escape(str(s), quote=True)
+
+
+def fmt_duration(d: Optional[float]) -> str:
+	if d is None:
+		return ''
+	return f'{d * 1000:.1f} ms' if d < 1 else f'{d:.2f} s'
+
+
+def _matrix_rows(runs: List[ArchRun]) -> List[Tuple[str, str]]:
+	"""(suite, row) in order: suites as first seen, cases as first seen."""
+	suites: Dict[str, List[str]] = {}
+	for r in runs:
+		for c in r.cases:
+			rows = suites.setdefault(c.suite, [])
+			if c.row not in rows:
+				rows.append(c.row)
+	return [(s, row) for s, rows in suites.items() for row in rows]
+
+
+def html_page(summary: Dict[str, Any], runs: List[ArchRun], origin: str) -> str:
+	debver = summary.get('debian_version') or ''
+	title = f'KUnit results: Linux {summary.get("kernel_version") or "?"}' + (
+		f' (Debian {debver})' if debver else '')
+	out = ['<!DOCTYPE html>', '<html lang="en">', '<head>', '<meta charset="utf-8">',
+	       f'<title>{_e(title)}</title>', f'<style>{CSS}</style>', '</head>', '<body>',
+	       f'<h1>{_e(title)}</h1>']
+	ok = sum(r.status == ArchStatus.PASS for r in runs)
+	out.append(f'<p class="overall">{ok} of {len(runs)} arch(es) PASS: '
+		   + ', '.join(f'<span class="st-{_e(r.status)}">{_e(r.arch)} {_e(r.status)}</span>'
+			       for r in runs) + '</p>')
+
+	out.append('<h2 id="environment">Environment</h2>\n<table class="env">')
+	env = [('kernel package', f'linux-source-6.12 {debver}' if debver else 'not a Debian tree'),
+	       ('kernel version', summary.get('kernel_version')), ('tree', summary.get('tree')),
+	       ('series', summary.get('series')), ('series hash', summary.get('series_hash')),
+	       ('head', summary.get('head')), ('filter', summary.get('filter_glob') or '(all suites)'),
+	       ('profile', summary.get('profile') or 'default'),
+	       ('KCIDB origin', origin)]
+	for k, v in env:
+		if v:
+			out.append(f'<tr><th scope="row">{_e(k)}</th><td><code>{_e(v)}</code></td></tr>')
+	out.append('</table>')
+
+	out.append('<h2 id="arches">Arches</h2>\n<table class="arches"><thead><tr>'
+		   '<th>arch</th><th>status</th><th>pass</th><th>fail</th><th>skip</th>'
+		   '<th>crash</th><th>not run</th><th>build</th><th>run</th><th>compiler</th><th>QEMU</th>'
+		   '<th>logs</th></tr></thead><tbody>')
+	for r in runs:
+		links = ' '.join(f'<a href="{_e(rel)}">{_e(name)}</a>' for name, rel in r.logs.items()
+				 if name.endswith('.log'))
+		links += f' <a href="{_e(r.arch)}/junit.xml">junit.xml</a>'
+		reason = ''
+		if r.reason:
+			first, _, rest = r.reason.partition('\n')
+			reason = (f'<details><summary>{_e(first)}</summary><pre>{_e(rest)}</pre></details>'
+				  if rest else f'<span class="note">{_e(first)}</span>')
+		out.append(
+			f'<tr data-arch="{_e(r.arch)}"><th scope="row">{_e(r.arch)}</th>'
+			f'<td class="st-{_e(r.status)}"><b>{_e(r.status)}</b>{reason}</td>'
+			+ ''.join(f'<td class="num">{sum(c.status == k for c in r.cases)}</td>'
+				  for k in (PASS, FAIL, SKIP, ERROR, MISS))
+			+ f'<td class="num">{_e(fmt_duration(r.build_seconds))}</td>'
+			f'<td class="num">{_e(fmt_duration(r.run_seconds))}</td>'
+			f'<td>{_e(r.compiler or "unknown")}</td><td>{_e(r.qemu or "unknown")}</td>'
+			f'<td>{links}</td></tr>')
+	out.append('</tbody></table>')
+
+	out.append('<h2 id="matrix">Cases</h2>')
+	out.append('<p>Each cell says what happened; <i>missing</i> means no result on that arch '
+		   '(not reached, not built, or not in its output). Times come from the guest\'s '
+		   'printk timestamps, when it printed them.</p>')
+	out.append('<table class="matrix"><thead><tr><th>suite.case</th>'
+		   + ''.join(f'<th>{_e(r.arch)}</th>' for r in runs) + '</tr></thead><tbody>')
+	by_arch = [{c.row: c for c in r.cases} for r in runs]
+	for _, row in _matrix_rows(runs):
+		cells = []
+		for r, cases in zip(runs, by_arch):
+			c = cases.get(row)
+			if c is None:
+				why = ('profile not supported' if r.status == ArchStatus.SKIPPED_PROFILE else
+				       'did not build' if not r.built else 'not reported')
+				cells.append(f'<td class="missing" data-arch="{_e(r.arch)}" '
+					     f'data-status="missing" title="{_e(why)}">missing'
+					     f'<span class="note">{_e(why)}</span></td>')
+				continue
+			cls, text = CELL[c.status]
+			note = {SKIP: c.message, MISS: 'never reached',
+				ERROR: 'was running' if c.running else 'no result'}.get(c.status, '')
+			cells.append(f'<td class="{cls}" data-arch="{_e(r.arch)}" data-status="{cls}" '
+				     f'title="{_e(c.summary() if c.status != PASS else "")}">'
+				     f'{text}'
+				     + (f'<span class="note">{_e(note)}</span>' if note else '')
+				     + (f'<span class="dur">{_e(fmt_duration(c.duration))}</span>'
+					if c.duration is not None else '') + '</td>')
+		out.append(f'<tr><th scope="row">{_e(row)}</th>{"".join(cells)}</tr>')
+	out.append('</tbody></table>')
+
+	bad = [(r, c) for r in runs for c in r.cases if c.status in (FAIL, ERROR)]
+	problems = [(r, p) for r in runs for p in [arch_problem(r)] if p is not None]
+	out.append('<h2 id="failures">Failures</h2>')
+	if not bad and not problems:
+		out.append('<p>None.</p>')
+	for r, c in problems + bad:
+		label = f'{r.arch}: {c.row}' if c.suite != r.arch else f'{r.arch}: {c.label}'
+		out.append(f'<details class="failure" data-arch="{_e(r.arch)}"><summary>'
+			   f'<b>{_e(c.kind or CELL[c.status][1])}</b> {_e(label)} — {_e(c.summary())}'
+			   '</summary>')
+		out.append(f'<pre>{_e(chr(10).join(c.diagnostics) or "(no diagnostic lines)")}</pre>'
+			   '</details>')
+
+	out.append('<h2 id="legend">Legend</h2><table><tbody>'
+		   '<tr><td class="pass">pass</td><td>ok</td></tr>'
+		   '<tr><td class="fail">FAIL</td><td>not ok; the diagnostics are under Failures</td></tr>'
+		   '<tr><td class="skip">skip</td><td>ok # SKIP, with its reason</td></tr>'
+		   '<tr><td class="crash">CRASH</td><td>running when the guest crashed or hung, '
+		   'or never printed its result</td></tr>'
+		   '<tr><td class="missing">missing</td><td>announced but never reached, or no '
+		   'result on that arch</td></tr></tbody></table>')
+	out.append('</body>\n</html>\n')
+	return '\n'.join(out)

@@ -1,0 +1,252 @@
+# SPDX-License-Identifier: GPL-2.0
+"""A results directory of `kunit.py run`, read back and checked.
+
+summary.json and each arch's verdict.json, build.log and consoles (the
+first boot's, and those of the boots that ran what a crash cut off) become
+one ArchRun per arch (results.py), every console read by console.py.  A
+console that does not bear summary.json out wins: the arch is then what its
+console shows (ArchRun.disagreement says why).
+"""
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from . import ktap, paths
+from .console import parse_console
+from .errors import UserError
+from .results import BUILT, NOT_BUILT, RAN_TO_THE_END, ArchRun, ArchStatus, stopped_note
+
+BANNER = re.compile(r'Linux version \S+ \([^)]*\) \((.*)\) #')
+LOG_EXCERPT_MAX = 16384          # KCIDB v5.3 maxLength of every log_excerpt: a build's tail
+
+
+def _first_line(cmd: List[str]) -> str:
+	if not shutil.which(cmd[0]):
+		return ''
+	try:
+		proc = subprocess.run(cmd, capture_output=True, text=True, timeout=20)
+	except (OSError, subprocess.SubprocessError):
+		return ''
+	out = proc.stdout.strip().splitlines()
+	return out[0].strip() if proc.returncode == 0 and out else ''
+
+
+def probe_tools(arch: str) -> Dict[str, str]:
+	"""The compiler and QEMU of an arch on this host (first --version line)."""
+	a = paths.ARCHES.get(arch)
+	out = {'compiler': _first_line([(a.cross_compile if a else '') + 'gcc', '--version'])}
+	if a and a.qemu:
+		out['qemu'] = _first_line([a.qemu, '--version'])
+	return {k: v for k, v in out.items() if v}
+
+
+def _banner_compiler(lines: Sequence[str]) -> str:
+	"""'gcc (Debian 12.2.0-14+deb12u1) 12.2.0' from the kernel's own banner."""
+	for line in lines[:400]:
+		m = BANNER.search(line)
+		if m:
+			return m.group(1).split(', ')[0].strip()
+	return ''
+
+
+def _read(p: Path) -> str:
+	try:
+		return p.read_text(errors='replace')
+	except OSError:
+		return ''
+
+
+def _tail(text: str, lines: int = 60, chars: int = LOG_EXCERPT_MAX) -> str:
+	t = '\n'.join(text.rstrip().splitlines()[-lines:])
+	return t[-chars:]
+
+
+def _seconds(v: Any) -> Optional[float]:
+	return round(float(v), 3) if isinstance(v, (int, float)) and v > 0 else None
+
+
+# summary.json keys that are text when present, and per-arch counts.
+SUMMARY_TEXT = ('tree', 'kernel_version', 'debian_version', 'series', 'series_hash', 'head',
+		'filter_glob', 'profile', 'results_dir')
+ENTRY_COUNTS = ('passed', 'failed', 'skipped', 'crashed')
+ARCH_NAME = re.compile(r'[A-Za-z0-9_][A-Za-z0-9_.-]*')
+
+
+def load_summary(rdir: Path) -> Dict[str, Any]:
+	"""summary.json of a results directory, checked: an object with a list
+	of arches, each an object with an arch name and a status.  Anything else
+	is a UserError naming the file (never an AttributeError later)."""
+	f = Path(rdir) / 'summary.json'
+	try:
+		text = f.read_text()
+	except FileNotFoundError:
+		raise UserError(f'{f} not found: is {rdir} a results directory of `kunit.py run`?')
+	except OSError as e:
+		raise UserError(f'{f}: cannot read it ({e.strerror})')
+	except UnicodeError:
+		raise UserError(f'{f}: not JSON (not even text)')
+	try:
+		summary = json.loads(text)
+	except ValueError as e:
+		raise UserError(f'{f}: not JSON ({e})')
+	problem = summary_problem(summary)
+	if problem:
+		raise UserError(f'{f}: not a summary of `kunit.py run`: {problem}')
+	return summary
+
+
+def summary_problem(summary: Any) -> str:
+	"""What makes a loaded summary.json unusable, or ''."""
+	if not isinstance(summary, dict):
+		return f'a JSON {type(summary).__name__}, not an object'
+	for k in SUMMARY_TEXT:
+		if summary.get(k) is not None and not isinstance(summary[k], str):
+			return f'"{k}" is not text'
+	arches = summary.get('arches')
+	if not isinstance(arches, list):
+		return '"arches" is missing or not a list'
+	if not arches:
+		return 'it lists no arch (the run ended before any arch ran?)'
+	seen = set()
+	for n, e in enumerate(arches, 1):
+		if not isinstance(e, dict):
+			return f'arch entry {n} is not an object'
+		arch = e.get('arch')
+		if not isinstance(arch, str) or not ARCH_NAME.fullmatch(arch):
+			return f'arch entry {n} has no usable "arch" name ({arch!r})'
+		if arch in seen:
+			return f'arch {arch} is listed twice'
+		seen.add(arch)
+		if not isinstance(e.get('status'), str) or not e['status']:
+			return f'arch {arch} has no "status"'
+		if e.get('reason') is not None and not isinstance(e['reason'], str):
+			return f'arch {arch}: "reason" is not text'
+		for k in ENTRY_COUNTS:
+			v = e.get(k, 0)
+			if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+				return f'arch {arch}: "{k}" is not a count ({v!r})'
+		if not isinstance(e.get('flaky', []) or [], list):
+			return f'arch {arch}: "flaky" is not a list'
+	return ''
+
+
+def continuation_consoles(adir: Path, verdict: Dict[str, Any]) -> List[Path]:
+	"""The consoles of the boots that ran what a crash cut off, in order."""
+	boots = verdict.get('boots', []) or []
+	return [Path(adir) / b['console'] for b in (boots if isinstance(boots, list) else [])
+		if isinstance(b, dict) and b.get('purpose') == 'continue'
+		and isinstance(b.get('console'), str) and b['console']
+		and '/' not in b['console'] and b['console'] not in ('.', '..')]
+
+
+def judge_again(kernel_tree: Path, r: 'ArchRun', entry: Dict[str, Any], adir: Path,
+		console: Sequence[str], source: str) -> Optional[Tuple[str, str]]:
+	"""The arch judged from its console alone (ktap.judge, as `run` judged
+	it), against what summary.json says: (status, why) when they disagree,
+	None when the console bears the summary out.
+
+	A status of a run that went to its end (PASS, FAIL, FLAKY, NO_TESTS)
+	needs a complete KTAP plan on the console; every status needs at least
+	the case results summary.json counts (over the boots that continued
+	after a crash, too); PASS needs a console without a failed case.  A
+	disagreement is a CRASH (the console is incomplete: its missing cases
+	are crashes or regressions), or a FAIL for failed cases under a PASS."""
+	recorded = r.status
+	said = f'summary.json says {recorded}, but '
+	v = ktap.judge(kernel_tree, [l + '\n' for l in console], _read(Path(adir) / 'kunit.log'))
+	later = continuation_consoles(adir, load_verdict(adir, entry))
+	# (FLAKY after a crash: the crashed case passed again, later boots ran the rest.)
+	if (recorded in RAN_TO_THE_END and v.status in (ArchStatus.CRASH, ArchStatus.TIMEOUT)
+	    and not (recorded == ArchStatus.FLAKY and later)):
+		return v.status, f'{said}{source}: {v.reason}'
+	got = v.passed + v.failed + v.skipped
+	for p in later:
+		w = ktap.judge(kernel_tree, [l + '\n' for l in _read(p).splitlines()])
+		got += w.passed + w.failed + w.skipped
+	want = sum(entry.get(k, 0) or 0 for k in ('passed', 'failed', 'skipped'))
+	if got < want:
+		where = source + (f' and {len(later)} later console(s) have' if later else ' has')
+		return (ArchStatus.CRASH if recorded in RAN_TO_THE_END else recorded,
+			f'{said}{where} {got} case result(s), summary.json counts {want}')
+	if recorded == ArchStatus.PASS and v.status != ArchStatus.PASS:
+		detail = f'{len(v.failures)} failed case(s)' if v.failures else v.reason or v.status
+		return (ArchStatus.FAIL if v.status == ArchStatus.FAIL else ArchStatus.CRASH,
+			f'{said}{source} shows {v.status}: {detail}')
+	return None
+
+
+def load_verdict(adir: Path, entry: Dict[str, Any]) -> Dict[str, Any]:
+	"""<arch>/verdict.json, or the arch's summary entry when it is missing
+	or not an object."""
+	try:
+		verdict = json.loads((Path(adir) / 'verdict.json').read_text())
+	except (OSError, ValueError):
+		verdict = None
+	return verdict if isinstance(verdict, dict) else dict(entry)
+
+
+Loaded = Tuple[Dict[str, Any], List[ArchRun]]
+
+
+def load_run(rdir: Path, kernel_tree: Path, environment: Optional[Dict[str, Dict[str, str]]] = None,
+	     probe: bool = True, summary: Optional[Dict[str, Any]] = None) -> Loaded:
+	"""summary.json and every arch of it, consoles parsed.  summary: the
+	summary `run` is about to write (it is not read back from rdir then;
+	the one returned is that object)."""
+	rdir = Path(rdir)
+	if summary is None:
+		summary = load_summary(rdir)
+	else:
+		problem = summary_problem(summary)
+		if problem:
+			raise UserError(f'not a summary of `kunit.py run`: {problem}')
+	environment = environment or {}
+	runs = []
+	for entry in summary.get('arches', []):
+		arch = str(entry.get('arch', 'unknown'))
+		adir = rdir / arch
+		r = ArchRun(arch, str(entry.get('status', ArchStatus.ERROR)), str(entry.get('reason', '') or ''))
+		r.build_seconds = _seconds(entry.get('build_seconds'))
+		r.run_seconds = _seconds(entry.get('run_seconds'))
+		for name in ('console.log', 'ktap.log', 'build.log', 'kunit.log', 'results.json',
+			     'verdict.json'):
+			if (adir / name).is_file():
+				r.logs[name] = f'{arch}/{name}'
+		# ERROR (the runner's own trouble) built if kunit.py exec was started.
+		r.built = (r.status in BUILT
+			   or (r.status not in NOT_BUILT and (adir / 'kunit.log').is_file()))
+		build_log = _read(adir / 'build.log')
+		first = build_log.splitlines()[0] if build_log else ''
+		r.build_command = first[2:] if first.startswith('$ ') else ''
+		if not r.built:
+			r.build_tail = _tail(build_log)
+		console: List[str] = []
+		if r.built:
+			source = 'console.log'
+			console = _read(adir / 'console.log').splitlines()
+			if not console:
+				console = _read(adir / 'ktap.log').splitlines()
+				source = 'ktap.log' if console else (
+					'console.log is ' + ('empty' if (adir / 'console.log').is_file()
+							     else 'missing')
+					+ ' and there is no ktap.log')
+			judged = judge_again(kernel_tree, r, entry, adir, console, source)
+			if judged:
+				r.recorded_status, r.disagreement = r.status, judged[1]
+				r.status = judged[0]
+				r.reason = '\n'.join(x for x in (judged[1], r.reason) if x)
+			r.suites = parse_console(kernel_tree, console, stopped_note(r.status, r.reason))
+		env = dict(environment.get(arch, {}))
+		r.compiler = (env.get('compiler') or str(entry.get('compiler', '') or '')
+			      or _banner_compiler(console))
+		r.qemu = env.get('qemu') or str(entry.get('qemu', '') or '')
+		if probe and (not r.compiler or not r.qemu):
+			found = probe_tools(arch)
+			r.compiler = r.compiler or found.get('compiler', '')
+			r.qemu = r.qemu or found.get('qemu', '')
+		runs.append(r)
+	return summary, runs
