@@ -104,16 +104,6 @@ def pristine_commit(main: Path) -> str:
 	return proc.stdout.strip()
 
 
-def _worktree_of(wt: Path, main: Path) -> bool:
-	"""Whether wt is a working worktree of the repository of main."""
-	if not (wt / '.git').is_file():
-		return False
-	proc = tree.git(wt, 'rev-parse', '--path-format=absolute', '--git-common-dir', check=False)
-	if proc.returncode != 0:
-		return False
-	return Path(proc.stdout.strip()).resolve() == (Path(main) / '.git').resolve()
-
-
 def pristine_tree(main: Path, cache: Path, commit: Optional[str] = None) -> Tuple[Path, str, str]:
 	"""The A tree: (worktree, commit, what was done: created, moved,
 	restored or up to date).  commit: what to check out, default the
@@ -124,24 +114,12 @@ def pristine_tree(main: Path, cache: Path, commit: Optional[str] = None) -> Tupl
 	main = Path(main)
 	commit = commit or pristine_commit(main)
 	wt = pristine_dir(cache, main)
-	if _worktree_of(wt, main):
-		head = tree.git(wt, 'rev-parse', 'HEAD', check=False).stdout.strip()
-		dirty = tree.git(wt, 'status', '--porcelain', '--untracked-files=no').stdout.strip()
-		if head == commit and not dirty:
-			return wt, commit, 'up to date'
-		print(f'Checking out {commit[:12]} in the pristine tree {wt} ...', flush=True)
-		tree.git(wt, 'checkout', '-q', '-f', '--detach', commit)
-		return wt, commit, 'moved' if head != commit else 'restored'
-	if wt.is_symlink() or wt.is_file():
-		wt.unlink()
-	elif wt.exists():
-		shutil.rmtree(wt)
-	wt.parent.mkdir(parents=True, exist_ok=True)
-	tree.git(main, 'worktree', 'prune')
-	print(f'Making the pristine tree {wt}: a worktree of {main.name} at {commit[:12]} '
-	      '(once) ...', flush=True)
-	tree.git(main, 'worktree', 'add', '-q', '--detach', str(wt), commit)
-	return wt, commit, 'created'
+	done = tree.scratch_worktree(
+		main, wt, commit,
+		making=(f'Making the pristine tree {wt}: a worktree of {main.name} at {commit[:12]} '
+			'(once) ...'),
+		checking_out=f'Checking out {commit[:12]} in the pristine tree {wt} ...')
+	return wt, commit, done
 
 
 def series_commits(main: Path, base: str) -> List[Tuple[str, str, bool]]:
@@ -205,7 +183,7 @@ def make_a_tree(main: Path, cache: Path, mode: str) -> Tuple[Path, str, str, Lis
 		wt, commit, done = pristine_tree(main, cache, pristine)
 		return wt, commit, done, []
 	wt = pristine_dir(cache, main)
-	if not _worktree_of(wt, main):
+	if not tree.is_worktree_of(wt, main):
 		pristine_tree(main, cache, pristine)
 	commit, left = tests_commit(main, wt, pristine)
 	wt, commit, done = pristine_tree(main, cache, commit)

@@ -330,15 +330,8 @@ def source_worktree(main: Path, head: str, lay: Layout) -> float:
 	Returns the seconds it took."""
 	t0 = time.monotonic()
 	wt = lay.src
-	if not (wt / '.git').exists():
-		if wt.exists():
-			shutil.rmtree(wt)
-		wt.parent.mkdir(parents=True, exist_ok=True)
-		print(f'Creating the bench source tree {wt} (a worktree of {main}) ...', flush=True)
-		tree.git(main, 'worktree', 'prune')
-		tree.git(main, 'worktree', 'add', '-q', '--detach', str(wt), head)
-	tree.git(wt, 'checkout', '-q', '-f', '--detach', head)
-	tree.git(wt, 'clean', '-q', '-f', '-d', '-x')
+	tree.scratch_worktree(main, wt, head, clean=True,
+			      making=f'Creating the bench source tree {wt} (a worktree of {main}) ...')
 	return time.monotonic() - t0
 
 

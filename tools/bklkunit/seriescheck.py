@@ -157,15 +157,9 @@ class Checker:
 
 	# -------------------------------------------------------- worktree
 	def worktree(self) -> None:
-		if not (self.wt / '.git').exists():
-			if self.wt.exists():
-				shutil.rmtree(self.wt)
-			self.wt.parent.mkdir(parents=True, exist_ok=True)
-			tree.git(self.main, 'worktree', 'prune')
-			tree.git(self.main, 'worktree', 'add', '-q', '--detach', str(self.wt), self.pristine)
-		tree.git(self.wt, 'am', '--abort', check=False)
-		tree.git(self.wt, 'checkout', '-q', '-f', '--detach', self.pristine)
-		tree.git(self.wt, 'clean', '-q', '-f', '-d', '-x')
+		if (self.wt / '.git').exists():
+			tree.git(self.wt, 'am', '--abort', check=False)
+		tree.scratch_worktree(self.main, self.wt, self.pristine, clean=True)
 
 	def check_apply(self) -> bool:
 		t0 = time.time()

@@ -56,6 +56,58 @@ def git(repo: Path, *args: str, check: bool = True, env: Optional[Dict[str, str]
 	return proc
 
 
+# ---------------------------------------------------------- scratch worktrees
+
+
+def is_worktree_of(wt: Path, main: Path) -> bool:
+	"""Whether wt is a working worktree of the repository of main."""
+	if not (wt / '.git').is_file():
+		return False
+	proc = git(wt, 'rev-parse', '--path-format=absolute', '--git-common-dir', check=False)
+	if proc.returncode != 0:
+		return False
+	return Path(proc.stdout.strip()).resolve() == (Path(main) / '.git').resolve()
+
+
+def scratch_worktree(main: Path, wt: Path, commit: str, clean: bool = False,
+		     making: str = '', checking_out: str = '') -> str:
+	"""wt as a detached worktree of main's repository at commit, with its
+	tracked files as committed (`ab`'s A side, `bench`'s source, the
+	series checks).  Made with `git worktree add --detach` when wt is not a
+	worktree of main (missing, or prepare unpacked main anew: whatever is
+	at wt then goes); checked out again when the commit moved or a tracked
+	file changed; clean: untracked and ignored files go too (git clean
+	-fdx).  Files that did not change keep their mtimes (builds stay warm).
+	making / checking_out: printed before each.  Only main's
+	.git/worktrees/ is written in main.  Returns what was done: created,
+	moved, restored or up to date."""
+	main, wt = Path(main), Path(wt)
+	if is_worktree_of(wt, main):
+		head = git(wt, 'rev-parse', 'HEAD', check=False).stdout.strip()
+		dirty = git(wt, 'status', '--porcelain', '--untracked-files=no').stdout.strip()
+		if head == commit and not dirty:
+			done = 'up to date'
+		else:
+			if checking_out:
+				print(checking_out, flush=True)
+			git(wt, 'checkout', '-q', '-f', '--detach', commit)
+			done = 'moved' if head != commit else 'restored'
+	else:
+		if wt.is_symlink() or wt.is_file():
+			wt.unlink()
+		elif wt.exists():
+			shutil.rmtree(wt)
+		wt.parent.mkdir(parents=True, exist_ok=True)
+		git(main, 'worktree', 'prune')
+		if making:
+			print(making, flush=True)
+		git(main, 'worktree', 'add', '-q', '--detach', str(wt), commit)
+		done = 'created'
+	if clean:
+		git(wt, 'clean', '-q', '-f', '-d', '-x')
+	return done
+
+
 # ---------------------------------------------------------------- the series
 
 def read_series(patch_dir: Path) -> List[Path]:

@@ -790,3 +790,20 @@ def test_clean_removes_the_pristine_builds_not_the_worktree(tmp_path, capsys):
 	assert cli.main(['clean', '--cache-dir', str(cache)]) == 0
 	assert sorted(str(p.relative_to(cache)) for p in cache.rglob('*')) == [
 		'pristine', 'pristine/src', 'pristine/src/linux-x']
+
+
+def test_one_scratch_worktree_helper_for_ab_bench_and_the_series_checks(repo, tmp_path):
+	main, pristine, head = repo
+	wt = tmp_path / 'scratch'
+	assert tree.scratch_worktree(main, wt, head, clean=True) == 'created'
+	assert tree.is_worktree_of(wt, main) and not tree.is_worktree_of(main, wt)
+	(wt / 'untracked.o').write_text('x')
+	f = wt / 'fs/autofs/Kconfig'
+	os.utime(f, (1, 1))
+	# clean: untracked and ignored files go, unchanged tracked files keep mtimes.
+	assert tree.scratch_worktree(main, wt, head, clean=True) == 'up to date'
+	assert not (wt / 'untracked.o').exists() and f.stat().st_mtime == 1
+	(wt / 'untracked.o').write_text('x')
+	assert tree.scratch_worktree(main, wt, pristine) == 'moved'
+	assert (wt / 'untracked.o').exists()                # not cleaned unless asked
+	assert git(wt, 'rev-parse', 'HEAD').strip() == pristine
