@@ -48,7 +48,8 @@ import shutil
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+from types import MappingProxyType
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from . import baseline, deps, export, kunit_tool, paths, profiles, progress, run, tree
 from .baseline import BAD, FLAKY, MISSING, PASS, SKIP
@@ -73,8 +74,14 @@ SAME_PASS = 'unchanged pass'
 LABELS = (REGRESSED, FIXED, NEW, REMOVED, NOT_RUN_A, NOT_RUN_B, NEW_SKIP, UNSKIPPED,
 	  FLAKY_LABEL, SAME_FAIL, SAME_SKIP, SAME_PASS)
 
-SIDES = {'a': 'pristine', 'b': 'series'}
-A_SIDES = {'tests': 'tests only', 'pristine': 'pristine'}   # --a-side -> SIDES['a']
+# What each side is called: A's name depends on --a-side (side_names).
+SIDES: Mapping[str, str] = MappingProxyType({'a': 'pristine', 'b': 'series'})
+A_SIDES = {'tests': 'tests only', 'pristine': 'pristine'}   # --a-side -> A's name
+
+
+def side_names(mode: str) -> Mapping[str, str]:
+	"""{'a': ..., 'b': 'series'} for --a-side mode."""
+	return MappingProxyType({'a': A_SIDES[mode], 'b': SIDES['b']})
 A_REF = 'refs/bkl-kunit/ab-a'
 A_STATE = 'bkl-kunit-ab-a.json'          # in the prepared repository's .git
 FIXES_TAG = re.compile(r'^Fixes:[ \t]*\S', re.M)
@@ -263,11 +270,13 @@ def refused_symbols(build_log: str) -> List[str]:
 	return sorted(set(re.findall(r'CONFIG_(\w+)', m.group(1)))) if m else []
 
 
-def run_a(wt: Path, arch: str, bdir: Path, out: Path, args: argparse.Namespace, cache: Path,
-	  defined: Set[str]) -> Tuple[run.ArchResult, List[Dict[str, str]]]:
+def run_a(wt: Path, arch: str, bdir: Path, out: Path,
+	  options: Union[RunOptions, argparse.Namespace], cache: Path, defined: Set[str],
+	  sides: Mapping[str, str] = SIDES) -> Tuple[run.ArchResult, List[Dict[str, str]]]:
 	"""run.run_arch on the pristine tree with the filtered kunitconfigs; a
 	second build when kunit.py refused options of the first."""
-	options = RunOptions.from_args(args)
+	if not isinstance(options, RunOptions):
+		options = RunOptions.from_args(options)
 	fragments = kunitconfigs(arch, options.kunitconfig, options.profile.name)
 	refused: Dict[str, str] = {}
 
@@ -284,7 +293,7 @@ def run_a(wt: Path, arch: str, bdir: Path, out: Path, args: argparse.Namespace, 
 			else:
 				kept.append(k)
 		r = run.run_arch(wt, arch, bdir, out, options.with_kconfig_add(kept), cache,
-				 fragments=use, tag=SIDES['a'])
+				 fragments=use, tag=sides['a'])
 		if r.status != ArchStatus.CONFIG_FAILED or attempt == 2:
 			break
 		log = out / 'build.log'
@@ -294,7 +303,7 @@ def run_a(wt: Path, arch: str, bdir: Path, out: Path, args: argparse.Namespace, 
 		for s in more:
 			refused[s] = REFUSED
 		log.replace(out / 'build.refused.log')
-		progress.say(f'{arch} ({SIDES["a"]})', 'kunit.py build refused '
+		progress.say(f'{arch} ({sides["a"]})', 'kunit.py build refused '
 			      + ', '.join(f'CONFIG_{s}' for s in more) + ': building again without')
 	return r, dropped
 
@@ -367,9 +376,10 @@ def counts(rows: Sequence[Row]) -> Dict[str, int]:
 	return {l: out[l] for l in LABELS if l in out}
 
 
-def side_problem(side: str, status: str, has_cases: bool) -> str:
+def side_problem(side: str, status: str, has_cases: bool,
+		 sides: Mapping[str, str] = SIDES) -> str:
 	"""Why a side gave nothing to compare, '' when it did."""
-	name = f'{side.upper()} ({SIDES[side]})'
+	name = f'{side.upper()} ({sides[side]})'
 	if status in NOT_BUILT:
 		return f'{name} could not build ({status})'
 	if status in (ArchStatus.ERROR, ArchStatus.NOT_RUN):
@@ -415,7 +425,7 @@ class ArchAB:
 
 
 def compare_sides(rdir: Path, a_tree: Path, b_tree: Path, results: List[ArchAB],
-		  filter_glob: str) -> None:
+		  filter_glob: str, sides: Mapping[str, str] = SIDES) -> None:
 	"""Load both sides' cases (baseline.load_results) and label them."""
 	_, a_cases = baseline.load_results(rdir / 'a', a_tree, probe=False)
 	_, b_cases = baseline.load_results(rdir / 'b', b_tree, probe=False)
@@ -425,10 +435,10 @@ def compare_sides(rdir: Path, a_tree: Path, b_tree: Path, results: List[ArchAB],
 			continue
 		ca = a_by.get(x.arch) or baseline.ArchCases(x.arch, x.a.status, False)
 		cb = b_by.get(x.arch) or baseline.ArchCases(x.arch, x.b.status, False)
-		x.problems = [p for p in (side_problem('a', ca.status, bool(ca.cases)),
-					  side_problem('b', cb.status, bool(cb.cases))) if p]
+		x.problems = [p for p in (side_problem('a', ca.status, bool(ca.cases), sides),
+					  side_problem('b', cb.status, bool(cb.cases), sides)) if p]
 		# A side whose console does not bear its verdict out (rundir.py).
-		x.problems += [f'{side.upper()} ({SIDES[side]}) results damaged: {c.damaged}'
+		x.problems += [f'{side.upper()} ({sides[side]}) results damaged: {c.damaged}'
 			       for side, c in (('a', ca), ('b', cb)) if c.damaged]
 		x.rows = label_cases(ca, cb, filter_glob, listed_suites(rdir / 'a' / x.arch))
 
@@ -447,16 +457,16 @@ def _table(rows: Sequence[Tuple[str, ...]], right: int = 99) -> List[str]:
 	return out
 
 
-def _status_lines(side: str, r: run.ArchResult) -> List[str]:
+def _status_lines(side: str, r: run.ArchResult, sides: Mapping[str, str]) -> List[str]:
 	"""'A (pristine): CRASH: <first line of the reason>', then the rest of
 	the reason (a build's tail, the re-run boots) indented."""
 	reason = r.reason.splitlines() if r.status != ArchStatus.PASS else []
-	head = f'  {side.upper()} ({SIDES[side]}): {r.status}' + (f': {reason[0]}' if reason else '')
+	head = f'  {side.upper()} ({sides[side]}): {r.status}' + (f': {reason[0]}' if reason else '')
 	return [head] + ['      ' + l for l in reason[1:20]]
 
 
-def format_arch(x: ArchAB) -> List[str]:
-	lines = [f'== {x.arch}'] + _status_lines('a', x.a) + _status_lines('b', x.b)
+def format_arch(x: ArchAB, sides: Mapping[str, str] = SIDES) -> List[str]:
+	lines = [f'== {x.arch}'] + _status_lines('a', x.a, sides) + _status_lines('b', x.b, sides)
 	if x.dropped:
 		shown = [d['option'] + (' (refused by kunit.py)' if d['why'] == REFUSED else '')
 			 for d in x.dropped]
@@ -479,8 +489,8 @@ SUMMARY_COLUMNS = (('regressed', (REGRESSED,)), ('fixed', (FIXED,)), ('new', (NE
 		   ('other', (NOT_RUN_A, NOT_RUN_B, FLAKY_LABEL)))
 
 
-def format_summary(results: List[ArchAB]) -> List[str]:
-	rows = [('arch', f'A ({SIDES["a"]})', f'B ({SIDES["b"]})')
+def format_summary(results: List[ArchAB], sides: Mapping[str, str] = SIDES) -> List[str]:
+	rows = [('arch', f'A ({sides["a"]})', f'B ({sides["b"]})')
 		+ tuple(c for c, _ in SUMMARY_COLUMNS)]
 	for x in results:
 		n = counts(x.rows)
@@ -530,13 +540,13 @@ def main(args: argparse.Namespace) -> int:
 
 def _main(args: argparse.Namespace, arches: List[str], cache: Path) -> int:
 	mode = getattr(args, 'a_side', 'tests')
-	SIDES['a'] = A_SIDES[mode]
+	sides = side_names(mode)
 	prof = profiles.get(getattr(args, 'profile', profiles.DEFAULT))
 	deps.ensure(deps.for_arches([a for a in arches if prof.supports(a)] or arches),
 		    allow_install=not args.no_install)
 	b_tree, key, info = run.resolve_tree(args, cache)
 	a_tree, commit, done, left_out = make_a_tree(b_tree, cache, mode)
-	print(f'A ({SIDES["a"]}): {a_tree} at {commit[:12]} ({done})', flush=True)
+	print(f'A ({sides["a"]}): {a_tree} at {commit[:12]} ({done})', flush=True)
 	for lo in left_out:
 		print(f'  not on A: {lo["subject"]} ({lo["why"]})')
 	defined = defined_symbols(b_tree, commit)
@@ -548,8 +558,10 @@ def _main(args: argparse.Namespace, arches: List[str], cache: Path) -> int:
 	a_info: Dict[str, Any] = {'tree': str(a_tree), 'kernel_version': info.get('kernel_version'),
 		  'debian_version': info.get('debian_version'), 'series': on_a,
 		  'series_hash': '', 'head': commit, 'a_side': mode, 'left_out': left_out}
-	results: List[ArchAB] = []
-	for arch in arches:
+	options = RunOptions.from_args(args)
+
+	def one(arch: str, opts: RunOptions) -> ArchAB:
+		"""Both sides of one arch: B (the series), then A."""
 		if not prof.supports(arch):
 			skipped = [run.ArchResult(arch, status=profiles.SKIPPED, profile=prof.name,
 						  reason=f'profile {prof.name} not run: {prof.why_not(arch)}')
@@ -559,34 +571,42 @@ def _main(args: argparse.Namespace, arches: List[str], cache: Path) -> int:
 		else:
 			bdir = cache / 'build' / profiles.build_key(key, prof.name) / arch
 			bdir.parent.mkdir(parents=True, exist_ok=True)
-			rb = _run_side(lambda: run.run_arch(b_tree, arch, bdir, rdir / 'b' / arch, args,
-							   cache, tag=SIDES['b']), arch, prof.name)
+			rb = _run_side(lambda: run.run_arch(b_tree, arch, bdir, rdir / 'b' / arch, opts,
+							   cache, tag=sides['b']), arch, prof.name)
 			adir = build_dir(cache, key, prof.name, arch)
 			adir.parent.mkdir(parents=True, exist_ok=True)
-			got = _run_side(lambda: run_a(a_tree, arch, adir, rdir / 'a' / arch, args, cache,
-						      defined), arch, prof.name)
+			got = _run_side(lambda: run_a(a_tree, arch, adir, rdir / 'a' / arch, opts, cache,
+						      defined, sides), arch, prof.name)
 			ra, dropped = got if isinstance(got, tuple) else (got, [])
 			x = ArchAB(arch, ra, rb, dropped)
 			for side, r in (('b', rb), ('a', ra)):
-				progress.say(f'{arch} ({SIDES[side]})',
+				progress.say(f'{arch} ({sides[side]})',
 					      f'{r.status} ({r.passed} passed, {r.failed} failed, '
 					      f'{r.skipped} skipped, {r.crashed} crashed)')
 		_write_verdict(rdir / 'a', x.a)
 		_write_verdict(rdir / 'b', x.b)
-		results.append(x)
+		return x
+
+	# The arches run as `run` runs them: --parallel N at once (run.run_concurrently).
+	todo = [a for a in arches if prof.supports(a)]
+	workers = run.parallel_workers(args.parallel, len(todo))
+	by_arch = ({a: one(a, options) for a in arches} if workers <= 1 else
+		   dict(run.run_concurrently(todo, workers, options, b_tree, one),
+			**{a: one(a, options) for a in arches if a not in todo}))
+	results: List[ArchAB] = [by_arch[a] for a in arches]
 	for side, side_info, ktree in (('a', a_info, a_tree), ('b', info, b_tree)):
 		summary = dict(side_info, arches=[asdict(getattr(x, side)) for x in results],
 			       results_dir=str(rdir / side), filter_glob=args.filter_glob,
-			       profile=prof.name, ab_side=SIDES[side])
+			       profile=prof.name, ab_side=sides[side])
 		(rdir / side / 'summary.json').write_text(json.dumps(summary, indent=1) + '\n')
 		try:
 			written = export.write_reports(rdir / side, ktree)
-			print(f'Reports ({SIDES[side]}): ' + ', '.join(
+			print(f'Reports ({sides[side]}): ' + ', '.join(
 				f'{side}/{k}' for k in sorted(written)))
 		except Exception as e:  # a report must never cost the run its verdict
 			print(f'reports of {side}/ not written: {type(e).__name__}: {e}', file=sys.stderr)
 	try:
-		compare_sides(rdir, a_tree, b_tree, results, args.filter_glob)
+		compare_sides(rdir, a_tree, b_tree, results, args.filter_glob, sides)
 	except Exception as e:  # without labels there is no verdict: say so, fail
 		for x in results:
 			if x.a.status != profiles.SKIPPED:
@@ -596,17 +616,17 @@ def _main(args: argparse.Namespace, arches: List[str], cache: Path) -> int:
 		if x.a.status == profiles.SKIPPED:
 			print(f'== {x.arch}\n  {profiles.SKIPPED}: {x.a.reason}\n')
 			continue
-		print('\n'.join(format_arch(x)) + '\n')
-	print('\n'.join(format_summary(results)))
+		print('\n'.join(format_arch(x, sides)) + '\n')
+	print('\n'.join(format_summary(results, sides)))
 	problems = [f'{x.arch}: {p}' for x in results for p in x.problems]
 	bad = [f'{x.arch}: {x.regressed} {REGRESSED}' for x in results if x.regressed] + problems
 	rc = 1 if bad else 0
 	doc = {'format': FORMAT, 'results_dir': str(rdir), 'filter_glob': args.filter_glob,
 	       'profile': prof.name, 'labels': list(LABELS),
-	       'a': {'side': SIDES['a'], 'a_side': mode, 'left_out': left_out,
+	       'a': {'side': sides['a'], 'a_side': mode, 'left_out': left_out,
 		     'tree': str(a_tree), 'commit': commit,
 		     'results': 'a', 'build_dirs': str(build_dir(cache, key, prof.name, '*'))},
-	       'b': dict({'side': SIDES['b'], 'results': 'b'},
+	       'b': dict({'side': sides['b'], 'results': 'b'},
 			 **{k: info.get(k) for k in ('tree', 'head', 'series', 'series_hash')}),
 	       'arches': [x.document() for x in results],
 	       'regressed': sum(x.regressed for x in results),

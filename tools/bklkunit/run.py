@@ -23,7 +23,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Tuple, Union
+from typing import Callable, Dict, List, Optional, Tuple, TypeVar, Union
 
 from . import (baseline, buildstamp, deps, export, kernel_reports, ktap, kunit_tool, paths,
 	       profiles, progress, rerun, rundir, tree)
@@ -34,6 +34,7 @@ from .plan import (DEFAULT_SMP, DEFAULT_SUITE_TIMEOUT, DEFAULT_TIMEOUT, PROGRESS
 from .plan import make_options as make_options   # run's name for it, as before
 from .results import ArchStatus, stopped_note
 
+T = TypeVar('T')
 # An arch running alongside others gets at least this many CPUs.
 CPUS_PER_ARCH = 4
 
@@ -458,7 +459,7 @@ def parallel_workers(asked: int, arches: int) -> int:
 
 
 def run_concurrently(arches: List[str], workers: int, options: RunOptions, ktree: Path,
-		     one: Callable[[str, RunOptions], 'ArchResult']) -> Dict[str, 'ArchResult']:
+		     one: Callable[[str, RunOptions], T]) -> Dict[str, T]:
 	"""one(arch, options) for each arch, workers at a time, each with --jobs /
 	workers make jobs.  The tree's fingerprint is taken once before
 	(buildstamp), progress lines are not rewritten in place."""

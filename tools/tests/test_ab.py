@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from bklkunit import ab, baseline, cli, rundir, tree
+from bklkunit import ab, baseline, cli, run, rundir, tree
 from bklkunit.errors import UserError
 from conftest import STUB_ARGS, KCONFIG_B, FAKE_SOURCE, commit, git
 from test_baseline import ALPHA, ktap_console
@@ -548,7 +548,7 @@ def test_ab_labels_new_fixed_and_regressed(abf, capsys):
 	for side in 'ab':
 		s = json.loads((f.results / side / 'summary.json').read_text())
 		assert [a['arch'] for a in s['arches']] == ['x86_64']
-		assert s['ab_side'] == ab.SIDES[side]
+		assert s['ab_side'] == ab.side_names('pristine')[side] == ab.SIDES[side]
 		for name in ('console.log', 'verdict.json', 'build.log', 'kunit.log', 'junit.xml'):
 			assert (f.results / side / 'x86_64' / name).is_file(), (side, name)
 		assert (f.results / side / 'index.html').is_file()
@@ -807,3 +807,34 @@ def test_one_scratch_worktree_helper_for_ab_bench_and_the_series_checks(repo, tm
 	assert tree.scratch_worktree(main, wt, pristine) == 'moved'
 	assert (wt / 'untracked.o').exists()                # not cleaned unless asked
 	assert git(wt, 'rev-parse', 'HEAD').strip() == pristine
+
+
+def test_side_names_are_not_a_global_the_run_changes():
+	assert dict(ab.side_names('tests')) == {'a': 'tests only', 'b': 'series'}
+	assert dict(ab.side_names('pristine')) == {'a': 'pristine', 'b': 'series'}
+	with pytest.raises(TypeError):
+		ab.SIDES['a'] = 'x'      # type: ignore[index]
+	assert ab.side_problem('a', 'ERROR', False, ab.side_names('tests')) == \
+		'A (tests only) could not run (ERROR)'
+
+
+def test_ab_runs_its_arches_as_run_does_with_parallel(abf, monkeypatch):
+	f = abf
+	for arch in ('x86_64', 'arm'):
+		f.ctl_write('a', arch, 'console', A_CONSOLE)
+		f.ctl_write('b', arch, 'console', B_CONSOLE)
+	calls = []
+	real = run.run_concurrently
+
+	def spy(arches, workers, options, ktree, one):
+		calls.append((list(arches), workers, options.jobs))
+		return real(arches, workers, options, ktree, one)
+	monkeypatch.setattr(run, 'run_concurrently', spy)
+	ab.main(f.ab_args('--arch', 'x86_64,arm', '--parallel', '2'))
+	assert calls == [(['x86_64', 'arm'], 2, 3)]
+	doc = ab_json(f)
+	assert [x['arch'] for x in doc['arches']] == ['x86_64', 'arm']
+	for side in 'ab':
+		s = json.loads((f.results / side / 'summary.json').read_text())
+		assert [a['arch'] for a in s['arches']] == ['x86_64', 'arm']
+		assert all(a['status'] != 'ERROR' for a in s['arches']), s['arches']
