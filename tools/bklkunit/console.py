@@ -71,6 +71,11 @@ class _Reader:
 		start = self.marks.start.get(id(t))
 		if id(t) in self.marks.result and start is not None:
 			c.span = (start, self.marks.result[id(t)][0])
+			if not t.log and params:
+				# A parameterised case's first parameter: kunit_parser gives
+				# what it printed (after "# Subtest: <case>", before its
+				# "not ok 1") to the case, not to the parameter.
+				c.diagnostics = _dedent(self.parsed.diagnostics_between(*c.span))
 		if id(t) not in self.marks.result:
 			c.status = ERROR
 			c.message = 'no result line: it did not finish' + self.stopped

@@ -201,6 +201,13 @@ class Documents:
 	docs: List[Any]
 	marks: Marks
 	parser: ModuleType
+	popped: List[Tuple[int, str]] = field(default_factory=list)   # (line, KTAP text) in order
+
+	def diagnostics_between(self, after: int, before: int) -> List[str]:
+		"""The lines the parser took as diagnostics (not results, headers,
+		plans) between two console lines."""
+		return [text for n, text in self.popped
+			if after < n < before and not _structural(self.parser, text)]
 
 	def skip_reason(self, result_line: str) -> str:
 		"""The reason of an 'ok N name # SKIP reason' line."""
@@ -233,7 +240,7 @@ def documents(kernel_tree: Path, lines: Sequence[str]) -> Documents:
 		if doc.status != kp.TestStatus.NO_TESTS:
 			doc.status = doc.counts.get_status()
 		docs.append(doc)
-	return Documents(docs, marks, kp)
+	return Documents(docs, marks, kp, stream.popped)
 
 
 @dataclass

@@ -123,6 +123,28 @@ def test_a_failing_parameter(parser_tree):
 	assert 'autofs_protocol.autofs_test_negotiate' not in c
 
 
+def test_the_first_parameter_keeps_its_diagnostics(parser_tree):
+	# kunit_parser hands what the first parameter printed (after "# Subtest:
+	# <case>", before "not ok 1") to the case; it is the parameter's.
+	c = cases(parse(parser_tree, 'console_param_first_fail.log'))
+	neg = 'autofs_protocol.autofs_test_negotiate'
+	first, second = c[neg + '/v3 only (min 3, max 3)'], c[neg + '/v4 only (min 4, max 4)']
+	assert (first.status, second.status) == (results.FAIL, results.FAIL)
+	assert first.diagnostics == [
+		'# autofs_test_negotiate: EXPECTATION FAILED at fs/autofs/autofs_kunit.c:250',
+		'Expected sbi->sub_version == c->sub_version, but',
+		'    sbi->sub_version == 0 (0x0)',
+		'    c->sub_version == 3 (0x3)']
+	assert second.diagnostics[-1] == '    c->sub_version == 4 (0x4)'
+	assert c[neg + '/v3 to v7 picks v5 (min 3, max 7)'].diagnostics == []
+	xml = ET.tostring(export.junit.junit_element(
+		[results.ArchRun('x86_64', 'FAIL', built=True,
+				 suites=parse(parser_tree, 'console_param_first_fail.log'))], {}),
+		encoding='unicode')
+	failures = [f for f in ET.fromstring(xml).iter('failure')]
+	assert len(failures) == 2 and all('EXPECTATION FAILED' in (f.text or '') for f in failures)
+
+
 def test_skips_with_and_without_a_reason(parser_tree):
 	c = cases(parse(parser_tree, 'console_skip.log'))
 	assert c['autofs_end_state.autofs_end_state_bkl_gone'].status == results.PASS
