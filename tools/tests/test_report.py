@@ -528,6 +528,10 @@ def test_kcidb_validates(written, schema):
 
 def test_kcidb_checkout(written):
 	[co] = kcidb(written)['checkouts']
+	# Named after the tree (HEAD + series hash), not the run: builds are the run's.
+	assert co['id'] == f'bkl_kunit:{"c0ffee" * 6 + "c0ff"}+{SERIES_HASH[:16]}'
+	assert all(b['id'].startswith('bkl_kunit:') and not b['id'].startswith(co['id'])
+		   for b in kcidb(written)['builds'])
 	assert co['origin'] == 'bkl_kunit'
 	assert co['tree_name'] == 'debian-linux-source-6.12'
 	assert co['valid'] is True
@@ -832,3 +836,15 @@ def test_cli_report_without_a_results_dir(tmp_path, capsys):
 
 def test_chromium_is_a_test_package():
 	assert 'chromium' in deps.TEST_PACKAGES
+
+
+def test_kcidb_two_runs_of_one_tree_are_one_checkout(tmp_path, parser_tree, schema):
+	docs = []
+	for name in ('run1', 'run2'):
+		rdir = make_rdir(tmp_path / name, {'x86_64': ARCH_SETUPS['x86_64']})
+		out = export.write_reports(rdir, parser_tree, probe=False)
+		docs.append(json.loads(out['kcidb.json'].read_text()))
+		jsonschema.validate(docs[-1], schema)
+	assert docs[0]['checkouts'][0]['id'] == docs[1]['checkouts'][0]['id']
+	assert docs[0]['builds'][0]['id'] != docs[1]['builds'][0]['id']
+	assert docs[1]['builds'][0]['checkout_id'] == docs[1]['checkouts'][0]['id']

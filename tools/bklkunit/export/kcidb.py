@@ -73,6 +73,17 @@ def _run_id(rdir: Path, summary_text: str) -> str:
 	return f'{name}-{hashlib.sha256(summary_text.encode()).hexdigest()[:12]}'
 
 
+def checkout_key(summary: Dict[str, Any]) -> str:
+	"""What names the checkout: the tree's HEAD and the series hash, the
+	same for every run of that tree ('' when the run did not record a HEAD).
+	Builds and tests are the run's own."""
+	head = str(summary.get('head') or '')
+	if not re.fullmatch(r'[0-9a-f]{7,64}', head):
+		return ''
+	series = str(summary.get('series_hash') or '')
+	return head + (f'+{series[:16]}' if re.fullmatch(r'[0-9a-f]{16,}', series) else '')
+
+
 def check_origin(origin: str) -> None:
 	if not re.fullmatch(r'[a-z0-9_]+', origin):
 		raise UserError(f'KCIDB origin {origin!r}: use lower-case letters, digits and _')
@@ -82,7 +93,7 @@ def kcidb_document(rdir: Path, summary: Dict[str, Any], runs: List[ArchRun],
 		   origin: str = DEFAULT_ORIGIN, patch_dir: Path = paths.PATCH_DIR) -> Dict[str, Any]:
 	check_origin(origin)
 	run_id = _run_id(rdir, json.dumps(summary, sort_keys=True))
-	checkout_id = f'{origin}:{run_id}'
+	checkout_id = f'{origin}:{checkout_key(summary) or run_id}'
 	series = str(summary.get('series', '') or '')
 	patches = _patches(summary, patch_dir) if series == 'applied' else None
 	debver = summary.get('debian_version')
@@ -112,7 +123,7 @@ def kcidb_document(rdir: Path, summary: Dict[str, Any], runs: List[ArchRun],
 	for r in runs:
 		if r.status == ArchStatus.SKIPPED_PROFILE:
 			continue      # nothing was built: the profile does not exist there
-		build_id = f'{checkout_id}:{r.arch}'
+		build_id = f'{origin}:{run_id}:{r.arch}'
 		if r.built:
 			bstatus = PASS
 		elif r.status in NOT_BUILT:
