@@ -7,7 +7,8 @@ it: the tree, the arch, the build and results directories, the
 kunitconfig fragments.  ArchPlan.build_command and ArchPlan.exec_command
 are the one place where the kernel's `kunit.py build` and `kunit.py exec`
 command lines are made (the first boot, the boots after it, both sides of
-`ab`); bench's plain `kunit.py run` takes its options from here too.
+`ab`; ArchPlan.config_command is check-series' `kunit.py config`); bench's
+plain `kunit.py run` takes its options from here too.
 """
 
 import argparse
@@ -185,6 +186,13 @@ class ArchPlan:
 		if cross:
 			out.append(f'--cross_compile={cross}')
 		return out
+
+	def config_command(self) -> List[str]:
+		"""kunit.py config: the .config of the fragments, nothing built."""
+		cmd = self.kunit() + ['config'] + self.common()
+		cmd += [f'--kunitconfig={k}' for k in self.fragments]
+		cmd += [f'--make_options={m}' for m in make_options(self.arch, self.options.use_ccache)]
+		return cmd
 
 	def build_command(self) -> List[str]:
 		o = self.options

@@ -26,7 +26,8 @@ from typing import List
 
 from . import deps, paths, tree
 from .errors import UserError
-from .run import at_least, build_env, kunitconfigs, make_options
+from .plan import ArchPlan, RunOptions, build_env, kunitconfigs, make_options
+from .run import at_least
 
 ALL_CHECKS = ['apply', 'checkpatch', 'fixes', 'maintainers', 'build', 'bkl-scan', 'go7007']
 # checkpatch's FILE_PATH_CHANGES ("does MAINTAINERS need updating?") fires on
@@ -247,11 +248,10 @@ class Checker:
 		t0 = time.time()
 		tree.git(self.wt, 'checkout', '-q', '--detach', self.commits[-1] if self.commits
 			 else self.pristine)
-		kunit = ['/usr/bin/python3', str(self.wt / 'tools/testing/kunit/kunit.py'), 'config',
-			 f'--arch={arch}', f'--build_dir={bdir}']
-		kunit += [f'--kunitconfig={k}' for k in kunitconfigs(arch, [], BUILD_PROFILE)]
-		kunit += [f'--make_options={m}' for m in make_options(arch, not self.args.no_ccache)]
-		proc = subprocess.run(kunit, capture_output=True, text=True, env=build_env(self.cache))
+		plan = ArchPlan(self.wt, arch, bdir, bdir, RunOptions(use_ccache=not self.args.no_ccache),
+				kunitconfigs(arch, [], BUILD_PROFILE))
+		proc = subprocess.run(plan.config_command(), capture_output=True, text=True,
+				      env=build_env(self.cache))
 		if proc.returncode != 0:
 			self.add('build config', False, (proc.stdout + proc.stderr)[-3000:], time.time() - t0)
 			return
