@@ -42,16 +42,18 @@ class Verdict:
 	ktap: List[str] = field(default_factory=list)
 
 
-def _collect(test, prefix: str, out: List[str], ok_states: Iterable[str]) -> None:
+def _collect(test, prefix: str, out: List[str], ok_states: Iterable[str], depth: int = 0) -> None:
+	"""Failed leaves as `suite.case: STATUS`, a parameter as
+	`suite.case/param: STATUS` (results.Case.row's spelling)."""
 	unreported = 0
 	for sub in test.subtests:
 		if not sub.name and not sub.subtests:
 			# Announced by the plan, never reported: KTAP never named it.
 			unreported += 1
 			continue
-		name = f'{prefix}.{sub.name}' if prefix else sub.name
+		name = f'{prefix}{"." if depth == 1 else "/"}{sub.name}' if prefix else sub.name
 		if sub.subtests:
-			_collect(sub, name, out, ok_states)
+			_collect(sub, name, out, ok_states, depth + 1)
 		elif sub.status.name not in ok_states:
 			out.append(f'{name}: {sub.status.name}')
 	if unreported:
