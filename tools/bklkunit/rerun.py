@@ -24,7 +24,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from . import baseline, ktap, kunit_tool, progress
 from .console import parse_console
@@ -151,11 +151,15 @@ def rerun_failures(b: Booter, suites: List[Suite], times: int) -> List[str]:
 	return sorted(flaky)
 
 
-def after_first_boot(b: Booter, res, v: ktap.Verdict) -> None:
+def after_first_boot(b: Booter, res, v: ktap.Verdict,
+		     first: Optional[List[Suite]] = None) -> None:
 	"""Continue after a crash and re-run failures as the arguments ask;
-	update res (a run.ArchResult) in place."""
-	console = (b.out / 'console.log').read_text(errors='replace').splitlines()
-	first = parse_console(b.ktree, console, stopped_note(res.status, res.reason))
+	update res (a run.ArchResult) in place.  first: the first boot's
+	console as run read it (kernel reports given to their cases), else it
+	is read here."""
+	if first is None:
+		console = (b.out / 'console.log').read_text(errors='replace').splitlines()
+		first = parse_console(b.ktree, console, stopped_note(res.status, res.reason))
 	later: List[List[Suite]] = []
 	if (res.status in (ArchStatus.CRASH, ArchStatus.TIMEOUT) and v.ktap
 	    and b.plan.options.crash_rerun):

@@ -298,11 +298,12 @@ def _run_arch(p: ArchPlan, cache: Path) -> ArchResult:
 	if res.status == ArchStatus.PASS and cpus is not None and cpus < asked:
 		res.status, res.reason = ArchStatus.FAIL, (f'the guest brought up {cpus} of the {asked} '
 						  'vCPUs it was given: the race cases had fewer CPUs')
+	# The console's cases, read once: kernel reports are given to them here,
+	# and the boots after this one start from them.
+	suites = parse_console(ktree, console, stopped_note(res.status, res.reason), attribute=False)
 	# Lockdep, KASAN, KCSAN, UBSAN, WARN ...: the case they happened in fails.
 	if kernel_reports.needed(console):
-		kernel_reports.judge(console, parse_console(ktree, console,
-							    stopped_note(res.status, res.reason),
-							    attribute=False), res)
+		kernel_reports.judge(console, suites, res)
 	try:
 		res.qemu = rundir.probe_tools(arch).get('qemu', '')
 	except Exception:
@@ -312,7 +313,7 @@ def _run_arch(p: ArchPlan, cache: Path) -> ArchResult:
 	failed = o.rerun_failures > 0 and res.status in (ArchStatus.FAIL, ArchStatus.CRASH,
 							 ArchStatus.TIMEOUT)
 	if crashed or failed:
-		rerun.after_first_boot(rerun.Booter(p, env), res, v)
+		rerun.after_first_boot(rerun.Booter(p, env), res, v, suites)
 	return res
 
 
