@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import paths, rundir
-from .console import parse_console
 from .errors import UserError
+from . import results
 from .results import MISS, RAN_TO_THE_END, RECORDED, ArchStatus, Recorded, Suite
 
 FORMAT = 1
@@ -76,23 +76,9 @@ def file_sha256(path: Path) -> str:
 # ------------------------------------------------------------ cases of a run
 
 
-def placeholder_suite(s: Suite) -> bool:
-	"""A suite the top-level plan announced but that never started."""
-	return (len(s.cases) == 1 and not s.cases[0].named and not s.cases[0].name
-		and s.cases[0].status == MISS)
-
-
-def merge_boots(first: Sequence[Suite],
-		later: Iterable[Sequence[Suite]]) -> List[Suite]:
-	"""The first boot's suites with the never-started ones replaced by the
-	suites later boots ran (in their order).  A suite a later boot ran again
-	takes that boot's result."""
-	later_suites = [s for suites in later for s in suites if not placeholder_suite(s)]
-	if not later_suites:
-		return list(first)
-	again = {s.name for s in later_suites}
-	out = [s for s in first if not placeholder_suite(s) and s.name not in again]
-	return out + later_suites
+# The cases of a run over all its boots (results.py); baseline's names for them.
+placeholder_suite = results.placeholder_suite
+merge_boots = results.merge_boots
 
 
 def case_map(suites: Iterable[Suite], flaky: Iterable[str] = ()) -> Dict[str, str]:
@@ -175,10 +161,7 @@ def load_results(rdir: Path, kernel_tree: Path, probe: bool = True,
 		entry = entries.get(r.arch, {})
 		adir = rdir / r.arch
 		verdict = rundir.load_verdict(adir, entry)
-		later = []
-		for console in rundir.continuation_consoles(adir, verdict):
-			later.append(parse_console(kernel_tree, read_lines(console)))
-		suites = merge_boots(r.suites, later)
+		suites = r.suites           # every boot's (rundir.load_run merges them)
 		flaky: List[Any] = next((f for f in (verdict.get('flaky'), entry.get('flaky'))
 			      if isinstance(f, list) and f), [])
 		cases = case_map(suites, [str(x) for x in flaky])

@@ -5,7 +5,7 @@ Crash re-runs: when the guest panicked or hung with KTAP on its console,
 the suites the crash cut off never ran.  `kunit.py exec --list_tests` gives
 the ordered suite list; each suite that did not appear in the first boot
 runs in a boot of its own (kunit's filter_glob takes one glob), with
-`--timeout=<--suite-timeout>`.  The results are merged (baseline.merge_boots):
+`--timeout=<--suite-timeout>`.  The results are merged (results.merge_boots):
 the case that was running is crash, the rest of its suite missing, the later
 suites whatever their own boots said.
 
@@ -29,7 +29,8 @@ from typing import Any, Dict, List, Optional, Tuple
 from . import baseline, ktap, kunit_tool, progress
 from .console import parse_console
 from .plan import ArchPlan
-from .results import ERROR, FAIL, MISS, PASS, SKIP, ArchStatus, Suite, stopped_note
+from .results import (ERROR, FAIL, MISS, PASS, SKIP, ArchStatus, Suite, merge_boots,
+		      placeholder_suite, stopped_note)
 
 # What kunit.py exec --list_tests prints for each test (its own filter).
 LISTED = kunit_tool.LISTED
@@ -112,11 +113,11 @@ def _suites_in_order(tests: List[str]) -> List[str]:
 
 def continue_after_crash(b: Booter, first: List[Suite]) -> List[List[Suite]]:
 	"""Boot once per suite the crash kept from running; their suites."""
-	if not any(baseline.placeholder_suite(s) for s in first):
+	if not any(placeholder_suite(s) for s in first):
 		return []          # the crash was in the last suite: nothing was cut off
 	glob = b.plan.options.filter_glob
 	listed = _suites_in_order(b.list_tests(glob))
-	seen = {s.name for s in first if not baseline.placeholder_suite(s)}
+	seen = {s.name for s in first if not placeholder_suite(s)}
 	case_glob = glob.split('.', 1)[1] if '.' in glob else ''
 	later = []
 	for suite in listed:
@@ -164,7 +165,7 @@ def after_first_boot(b: Booter, res, v: ktap.Verdict,
 	if (res.status in (ArchStatus.CRASH, ArchStatus.TIMEOUT) and v.ktap
 	    and b.plan.options.crash_rerun):
 		later = continue_after_crash(b, first)
-	merged = baseline.merge_boots(first, later)
+	merged = merge_boots(first, later)
 	flaky: List[str] = []
 	times = b.plan.options.rerun_failures
 	if times > 0 and res.status in (ArchStatus.FAIL, ArchStatus.CRASH, ArchStatus.TIMEOUT):
@@ -178,7 +179,7 @@ def after_first_boot(b: Booter, res, v: ktap.Verdict,
 	if not ran and not flaky:
 		return
 	res.flaky = flaky
-	rows = [c for s in merged if not baseline.placeholder_suite(s) for c in s.cases]
+	rows = [c for s in merged if not placeholder_suite(s) for c in s.cases]
 	left = [c for c in rows if c.row not in flaky]
 	res.passed = sum(c.status == PASS for c in left)
 	res.failed = sum(c.status == FAIL for c in left)

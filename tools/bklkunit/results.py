@@ -18,7 +18,7 @@ Case, Suite and ArchRun are an arch's cases as read from its consoles.
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Dict, FrozenSet, List, Optional, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 
 class ArchStatus(enum.StrEnum):
@@ -170,3 +170,25 @@ class ArchRun:
 	def blamed(self) -> bool:
 		"""Whether some case carries this arch's trouble."""
 		return any(c.status in (FAIL, ERROR) for c in self.cases)
+
+
+# ------------------------------------------------------ the boots of an arch
+
+
+def placeholder_suite(s: Suite) -> bool:
+	"""A suite the top-level plan announced but that never started."""
+	return (len(s.cases) == 1 and not s.cases[0].named and not s.cases[0].name
+		and s.cases[0].status == MISS)
+
+
+def merge_boots(first: Sequence[Suite],
+		later: Iterable[Sequence[Suite]]) -> List[Suite]:
+	"""The first boot's suites with the never-started ones replaced by the
+	suites later boots ran (in their order).  A suite a later boot ran again
+	takes that boot's result."""
+	later_suites = [s for suites in later for s in suites if not placeholder_suite(s)]
+	if not later_suites:
+		return list(first)
+	again = {s.name for s in later_suites}
+	out = [s for s in first if not placeholder_suite(s) and s.name not in again]
+	return out + later_suites

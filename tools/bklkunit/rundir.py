@@ -18,7 +18,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from . import ktap, paths
 from .console import parse_console
 from .errors import UserError
-from .results import BUILT, NOT_BUILT, RAN_TO_THE_END, ArchRun, ArchStatus, stopped_note
+from .results import (BUILT, NOT_BUILT, RAN_TO_THE_END, ArchRun, ArchStatus, merge_boots,
+		      stopped_note)
 
 BANNER = re.compile(r'Linux version \S+ \([^)]*\) \((.*)\) #')
 LOG_EXCERPT_MAX = 16384          # KCIDB v5.3 maxLength of every log_excerpt: a build's tail
@@ -239,7 +240,12 @@ def load_run(rdir: Path, kernel_tree: Path, environment: Optional[Dict[str, Dict
 				r.recorded_status, r.disagreement = r.status, judged[1]
 				r.status = judged[0]
 				r.reason = '\n'.join(x for x in (judged[1], r.reason) if x)
-			r.suites = parse_console(kernel_tree, console, stopped_note(r.status, r.reason))
+			# Every boot's cases: the first's, with the suites a crash cut off
+			# as the boots after it ran them (rerun.py), as verdict.json counts.
+			first_boot = parse_console(kernel_tree, console, stopped_note(r.status, r.reason))
+			later = [parse_console(kernel_tree, _read(p).splitlines())
+				 for p in continuation_consoles(adir, load_verdict(adir, entry))]
+			r.suites = merge_boots(first_boot, later)
 		env = dict(environment.get(arch, {}))
 		r.compiler = (env.get('compiler') or str(entry.get('compiler', '') or '')
 			      or _banner_compiler(console))

@@ -8,6 +8,7 @@ read by a copy of the real kunit_parser, as in test_run.py."""
 
 import hashlib
 import json
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Dict, Optional
 
@@ -755,3 +756,27 @@ def test_config_hash_of_older_results_from_the_build_dir(tmp_path, parser_tree):
 	os.utime(rdir / 'summary.json', (2000, 2000))
 	_, [a] = baseline.load_results(rdir, parser_tree, probe=False, cache=cache)
 	assert a.environment['config_hash'] == ''
+
+
+def test_after_a_crash_every_file_counts_the_same_cases(rf):
+	f = rf
+	f.ctl_write('x86_64', 'console', CRASHING)
+	f.ctl_write('x86_64', 'list', LISTED)
+	f.ctl_write('x86_64', 'console@gamma', ktap_console(('gamma', [('x', 'ok')])))
+	f.ctl_write('x86_64', 'console@delta', ktap_console(('delta', [('y', 'not ok')])))
+	run.main(f.args('--arch', 'x86_64', '--no-ccache'))
+	v = verdict(f, 'x86_64')
+	root = ET.parse(f.results / 'junit.xml').getroot()
+	suites = {ts.get('name') for ts in root.iter('testsuite')}
+	assert {'x86_64.gamma', 'x86_64.delta'} <= suites
+	tcs = list(root.iter('testcase'))
+	got = {'passed': sum(not list(tc) for tc in tcs),
+	       'failed': sum(tc.find('failure') is not None for tc in tcs),
+	       'crashed': sum(tc.find('error') is not None or (
+		       tc.find('skipped') is not None and
+		       tc.find('skipped').get('message', '').startswith('not run')) for tc in tcs)}
+	assert got == {k: v[k] for k in got} == {'passed': 5, 'failed': 1, 'crashed': 2}
+	kcidb = json.loads((f.results / 'kcidb.json').read_text())
+	paths = {t['path'] for t in kcidb['tests']}
+	assert {'kunit.gamma.x', 'kunit.delta.y'} <= paths
+	assert 'delta.y' in (f.results / 'index.html').read_text()
