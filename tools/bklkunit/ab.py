@@ -55,7 +55,7 @@ from . import baseline, deps, export, kunit_tool, paths, profiles, progress, run
 from .baseline import BAD, FLAKY, MISSING, PASS, SKIP
 from .errors import UserError
 from .plan import RunOptions, kunitconfigs
-from .results import NOT_BUILT, ArchStatus
+from .results import NOT_BUILT, ArchResult, ArchStatus
 
 FORMAT = 1
 
@@ -272,7 +272,7 @@ def refused_symbols(build_log: str) -> List[str]:
 
 def run_a(wt: Path, arch: str, bdir: Path, out: Path,
 	  options: Union[RunOptions, argparse.Namespace], cache: Path, defined: Set[str],
-	  sides: Mapping[str, str] = SIDES) -> Tuple[run.ArchResult, List[Dict[str, str]]]:
+	  sides: Mapping[str, str] = SIDES) -> Tuple[ArchResult, List[Dict[str, str]]]:
 	"""run.run_arch on the pristine tree with the filtered kunitconfigs; a
 	second build when kunit.py refused options of the first."""
 	if not isinstance(options, RunOptions):
@@ -403,8 +403,8 @@ def listed_suites(adir: Path) -> Optional[Set[str]]:
 @dataclass
 class ArchAB:
 	arch: str
-	a: run.ArchResult
-	b: run.ArchResult
+	a: ArchResult
+	b: ArchResult
 	dropped: List[Dict[str, str]] = field(default_factory=list)
 	rows: List[Row] = field(default_factory=list)
 	problems: List[str] = field(default_factory=list)
@@ -414,7 +414,7 @@ class ArchAB:
 		return sum(r.label == REGRESSED for r in self.rows)
 
 	def document(self) -> Dict[str, Any]:
-		def side(r: run.ArchResult, extra: Dict[str, Any]) -> Dict[str, Any]:
+		def side(r: ArchResult, extra: Dict[str, Any]) -> Dict[str, Any]:
 			return dict({'status': r.status, 'reason': r.reason, 'passed': r.passed,
 				     'failed': r.failed, 'skipped': r.skipped, 'crashed': r.crashed}, **extra)
 		return {'arch': self.arch,
@@ -457,7 +457,7 @@ def _table(rows: Sequence[Tuple[str, ...]], right: int = 99) -> List[str]:
 	return out
 
 
-def _status_lines(side: str, r: run.ArchResult, sides: Mapping[str, str]) -> List[str]:
+def _status_lines(side: str, r: ArchResult, sides: Mapping[str, str]) -> List[str]:
 	"""'A (pristine): CRASH: <first line of the reason>', then the rest of
 	the reason (a build's tail, the re-run boots) indented."""
 	reason = r.reason.splitlines() if r.status != ArchStatus.PASS else []
@@ -511,7 +511,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 		       'pristine tree alone (pristine: every case of the series is a new test)')
 
 
-def _write_verdict(rdir: Path, r: run.ArchResult) -> None:
+def _write_verdict(rdir: Path, r: ArchResult) -> None:
 	(rdir / r.arch).mkdir(parents=True, exist_ok=True)
 	(rdir / r.arch / 'verdict.json').write_text(json.dumps(asdict(r), indent=1) + '\n')
 
@@ -522,7 +522,7 @@ def _run_side(fn: Callable[[], Any], arch: str, profile: str) -> Any:
 	except UserError:
 		raise
 	except Exception as e:  # one side's trouble must not hide the other
-		return run.ArchResult(arch, status=ArchStatus.ERROR, reason=f'{type(e).__name__}: {e}',
+		return ArchResult(arch, status=ArchStatus.ERROR, reason=f'{type(e).__name__}: {e}',
 				      profile=profile)
 
 
@@ -563,7 +563,7 @@ def _main(args: argparse.Namespace, arches: List[str], cache: Path) -> int:
 	def one(arch: str, opts: RunOptions) -> ArchAB:
 		"""Both sides of one arch: B (the series), then A."""
 		if not prof.supports(arch):
-			skipped = [run.ArchResult(arch, status=profiles.SKIPPED, profile=prof.name,
+			skipped = [ArchResult(arch, status=profiles.SKIPPED, profile=prof.name,
 						  reason=f'profile {prof.name} not run: {prof.why_not(arch)}')
 				   for _ in 'ab']
 			x = ArchAB(arch, skipped[0], skipped[1])

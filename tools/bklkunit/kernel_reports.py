@@ -197,7 +197,7 @@ def needed(console: Sequence[str]) -> bool:
 
 
 def judge(console: Sequence[str], suites: List[Any], res: Any) -> None:
-	"""Apply the reports of a first boot's console to its run.ArchResult:
+	"""Apply the reports of a first boot's console to its ArchResult:
 	counts, failures, status, reason, and res.reports for verdict.json.
 	suites: that console as report.parse_console(..., attribute=False) reads
 	it (the case that was running told why the guest stopped: stopped_note)."""

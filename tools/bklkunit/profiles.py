@@ -20,9 +20,9 @@ from typing import Dict, List, Tuple
 
 from . import paths
 from .errors import UserError
-from .results import ArchStatus
+from .results import DEFAULT_PROFILE, ArchStatus
 
-DEFAULT = 'default'
+DEFAULT = DEFAULT_PROFILE
 SKIPPED = ArchStatus.SKIPPED_PROFILE
 
 

@@ -155,7 +155,7 @@ def rerun_failures(b: Booter, suites: List[Suite], times: int) -> List[str]:
 def after_first_boot(b: Booter, res, v: ktap.Verdict,
 		     first: Optional[List[Suite]] = None) -> None:
 	"""Continue after a crash and re-run failures as the arguments ask;
-	update res (a run.ArchResult) in place.  first: the first boot's
+	update res (a ArchResult) in place.  first: the first boot's
 	console as run read it (kernel reports given to their cases), else it
 	is read here."""
 	if first is None:

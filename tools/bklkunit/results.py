@@ -13,7 +13,8 @@ same text they always did):
   Recorded    a case as a baseline records it (and `ab` labels it): pass,
               fail, skip, crash, missing, flaky
 
-Case, Suite and ArchRun are an arch's cases as read from its consoles.
+Case, Suite and ArchRun are an arch's cases as read from its consoles;
+ArchResult is what `run` found for an arch (verdict.json).
 """
 
 import enum
@@ -34,6 +35,9 @@ class ArchStatus(enum.StrEnum):
 	SKIPPED_PROFILE = 'SKIPPED_PROFILE'
 	ERROR = 'ERROR'                  # the runner's own trouble (an exception)
 	NOT_RUN = 'NOT_RUN'
+
+
+DEFAULT_PROFILE = 'default'       # profiles.DEFAULT
 
 
 class Outcome(enum.StrEnum):
@@ -192,3 +196,37 @@ def merge_boots(first: Sequence[Suite],
 	again = {s.name for s in later_suites}
 	out = [s for s in first if not placeholder_suite(s) and s.name not in again]
 	return out + later_suites
+
+
+@dataclass
+class ArchResult:
+	"""What `run` found for one arch over all its boots: verdict.json, and
+	the arch's entry in summary.json (asdict)."""
+	arch: str
+	status: str = ArchStatus.NOT_RUN   # PASS FAIL FLAKY CRASH TIMEOUT NO_TESTS BUILD_FAILED CONFIG_FAILED
+				  # SKIPPED_PROFILE (the profile does not exist on this arch)
+	reason: str = ''
+	passed: int = 0
+	failed: int = 0
+	skipped: int = 0
+	crashed: int = 0
+	build_seconds: float = 0.0
+	run_seconds: float = 0.0
+	failures: List[str] = field(default_factory=list)
+	flaky: List[str] = field(default_factory=list)       # suite.case[/param] that passed again
+	config_hash: str = ''     # sha256 of <build_dir>/.config after a successful build
+	qemu: str = ''            # `qemu-system-<arch> --version`, first line
+	boots: List[Dict] = field(default_factory=list)      # boots after the first (rerun.py)
+	profile: str = DEFAULT_PROFILE
+	reports: List[Dict] = field(default_factory=list)    # kernel reports (kernel_reports.py)
+	build_skipped: bool = False   # inputs unchanged since the last build (buildstamp.py)
+	judge_seconds: float = 0.0    # after the boot: console, verdict, kernel reports
+
+	@property
+	def ok(self) -> bool:
+		return self.status == ArchStatus.PASS
+
+	@property
+	def counted(self) -> bool:
+		"""Whether it decides the exit status (a skipped profile does not)."""
+		return self.status != ArchStatus.SKIPPED_PROFILE

@@ -21,7 +21,7 @@ import shutil
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple, TypeVar, Union
 
@@ -32,7 +32,7 @@ from .errors import UserError
 from .plan import (DEFAULT_SMP, DEFAULT_SUITE_TIMEOUT, DEFAULT_TIMEOUT, PROGRESS_INTERVAL,
 		   ArchPlan, RunOptions, build_env, kunitconfigs)
 from .plan import make_options as make_options   # run's name for it, as before
-from .results import ArchStatus, stopped_note
+from .results import ArchResult, ArchStatus, stopped_note
 
 T = TypeVar('T')
 # An arch running alongside others gets at least this many CPUs.
@@ -170,38 +170,6 @@ def add_arguments(p: argparse.ArgumentParser, one_tree: bool = True) -> None:
 		       help='debug profile: kunit/profiles/default.config plus <profile>.config, '
 			    'built in a directory of its own; an arch that cannot have it is '
 			    'SKIPPED_PROFILE, not counted (default: default; docs/profiles.md)')
-
-
-@dataclass
-class ArchResult:
-	arch: str
-	status: str = ArchStatus.NOT_RUN   # PASS FAIL FLAKY CRASH TIMEOUT NO_TESTS BUILD_FAILED CONFIG_FAILED
-				  # SKIPPED_PROFILE (the profile does not exist on this arch)
-	reason: str = ''
-	passed: int = 0
-	failed: int = 0
-	skipped: int = 0
-	crashed: int = 0
-	build_seconds: float = 0.0
-	run_seconds: float = 0.0
-	failures: List[str] = field(default_factory=list)
-	flaky: List[str] = field(default_factory=list)       # suite.case[/param] that passed again
-	config_hash: str = ''     # sha256 of <build_dir>/.config after a successful build
-	qemu: str = ''            # `qemu-system-<arch> --version`, first line
-	boots: List[Dict] = field(default_factory=list)      # boots after the first (rerun.py)
-	profile: str = profiles.DEFAULT
-	reports: List[Dict] = field(default_factory=list)    # kernel reports (kernel_reports.py)
-	build_skipped: bool = False   # inputs unchanged since the last build (buildstamp.py)
-	judge_seconds: float = 0.0    # after the boot: console, verdict, kernel reports
-
-	@property
-	def ok(self) -> bool:
-		return self.status == ArchStatus.PASS
-
-	@property
-	def counted(self) -> bool:
-		"""Whether it decides the exit status (a skipped profile does not)."""
-		return self.status != profiles.SKIPPED
 
 
 _stream = progress.stream
