@@ -532,16 +532,15 @@ def main(args: argparse.Namespace) -> int:
 	except ValueError as e:
 		raise UserError(str(e))
 	cache = paths.cache_dir(args.cache_dir)
-	run.check_arguments(args, cache, arches, profiles.get(getattr(args, 'profile',
-								      profiles.DEFAULT)))
+	run.check_arguments(args, cache, arches, profiles.get(args.profile))
 	with paths.locked(cache / 'pristine' / 'ab.lock', 'the pristine tree of kunit.py ab'):
 		return _main(args, arches, cache)
 
 
 def _main(args: argparse.Namespace, arches: List[str], cache: Path) -> int:
-	mode = getattr(args, 'a_side', 'tests')
+	mode = args.a_side
 	sides = side_names(mode)
-	prof = profiles.get(getattr(args, 'profile', profiles.DEFAULT))
+	prof = profiles.get(args.profile)
 	deps.ensure(deps.for_arches([a for a in arches if prof.supports(a)] or arches),
 		    allow_install=not args.no_install)
 	b_tree, key, info = run.resolve_tree(args, cache)

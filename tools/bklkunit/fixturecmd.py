@@ -36,10 +36,10 @@ def _c_file(cache: Path, where: str) -> Path:
 
 
 def cmd(args: argparse.Namespace) -> int:
-	cache = paths.cache_dir(getattr(args, 'cache_dir', None))
+	cache = paths.cache_dir(args.cache_dir)
 	recipe = Path(args.recipe)
 	images = fixtures.build(cache, recipe, rebuild=args.rebuild,
-				allow_install=not getattr(args, 'no_install', True), log=print)
+				allow_install=not args.no_install, log=print)
 	where = images[0].path.parent if images else fixtures.set_dir(cache, recipe)
 	print(where)
 	for img in images:

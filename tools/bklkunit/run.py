@@ -341,20 +341,19 @@ def check_arguments(args: argparse.Namespace, cache: Path, arches: List[str],
 	for arch in arches:
 		if prof.supports(arch):
 			kunitconfigs(arch, args.kunitconfig, prof.name)
-	if getattr(args, 'tree', None):
+	if args.tree:
 		ktree = Path(args.tree).resolve()
 		if not (ktree / 'tools/testing/kunit/kunit.py').exists():
 			raise UserError(f'{ktree} is not a kernel tree with tools/testing/kunit/kunit.py')
-	if getattr(args, 'compare', False):
-		baseline.check_baseline_dir(getattr(args, 'baseline_dir', None))
+	if args.compare:
+		baseline.check_baseline_dir(args.baseline_dir)
 	if args.results_dir:
 		paths.usable_dir(Path(args.results_dir).resolve(), '--results-dir', probe=True)
 	else:
 		paths.usable_dir(cache / 'results', 'the results directory', probe=True)
-	for opt in ('build_dir', 'ccache_dir'):
-		if getattr(args, opt, None):
-			paths.usable_dir(Path(getattr(args, opt)).resolve(),
-					 '--' + opt.replace('_', '-'), probe=True)
+	for value, opt in ((args.build_dir, '--build-dir'), (args.ccache_dir, '--ccache-dir')):
+		if value:
+			paths.usable_dir(Path(value).resolve(), opt, probe=True)
 
 
 def results_dir(args: argparse.Namespace, cache: Path, point_latest: bool = True) -> Path:
@@ -453,7 +452,7 @@ def main(args: argparse.Namespace) -> int:
 		arches = paths.parse_arches(args.arch)
 	except ValueError as e:
 		raise UserError(str(e))
-	prof = profiles.get(getattr(args, 'profile', profiles.DEFAULT))
+	prof = profiles.get(args.profile)
 	cache = paths.cache_dir(args.cache_dir)
 	check_arguments(args, cache, arches, prof)
 	# Where the run's own time goes (summary.json "timings"; `bench` reads it).
@@ -472,7 +471,7 @@ def main(args: argparse.Namespace) -> int:
 	options = RunOptions.from_args(args)
 
 	def one(arch: str, arch_options: RunOptions) -> ArchResult:
-		if getattr(args, 'build_dir', None):
+		if args.build_dir:
 			bdir = Path(args.build_dir).resolve() / arch
 		else:
 			bdir = cache / 'build' / profiles.build_key(key, prof.name) / arch
@@ -500,7 +499,7 @@ def main(args: argparse.Namespace) -> int:
 			(rdir / arch / 'verdict.json').write_text(json.dumps(asdict(r), indent=1) + '\n')
 			_progress(arch, f'{r.status}: {prof.why_not(arch)}')
 	todo = [a for a in arches if a not in by_arch]
-	workers = parallel_workers(getattr(args, 'parallel', 0), len(todo))
+	workers = parallel_workers(args.parallel, len(todo))
 	if workers <= 1:
 		for arch in todo:
 			by_arch[arch] = one(arch, options)
@@ -568,7 +567,7 @@ def main(args: argparse.Namespace) -> int:
 	      + (f'; profile {prof.name} not supported (SKIPPED_PROFILE, not counted): '
 		 f'{", ".join(skipped)}' if skipped else ''))
 	rc = 1 if bad else 0
-	if getattr(args, 'compare', False):
+	if args.compare:
 		print()
 		bdir = (Path(args.baseline_dir).resolve() if args.baseline_dir
 			else baseline.default_dir(prof.name))
