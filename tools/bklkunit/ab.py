@@ -262,12 +262,7 @@ def a_fragments(fragments: Sequence[Path], why: Callable[[str], Optional[str]],
 	return out, dropped
 
 
-def refused_symbols(build_log: str) -> List[str]:
-	"""The symbols kunit.py build could not select: 'Missing: CONFIG_A=y, ...'."""
-	if 'Not all Kconfig options selected' not in build_log:
-		return []
-	m = re.search(r'^Missing: (.*)$', build_log, re.M)
-	return sorted(set(re.findall(r'CONFIG_(\w+)', m.group(1)))) if m else []
+refused_symbols = kunit_tool.refused_symbols
 
 
 def run_a(wt: Path, arch: str, bdir: Path, out: Path,

@@ -199,7 +199,7 @@ def tool_seconds(output: str) -> Optional[float]:
 		t = int(m.group(1)) * 3600 + int(m.group(2)) * 60 + int(m.group(3))
 		if start is None and TOOL_SUITE.match(m.group(4)):
 			start = t
-		elif start is not None and m.group(4).startswith('Testing complete'):
+		elif start is not None and m.group(4).startswith(kunit_tool.TOOL_DONE):
 			end = t
 	if start is None or end is None:
 		return None

@@ -53,6 +53,7 @@ ELAPSED = re.compile(r'Elapsed time: ([\d.]+)s\s*$', re.M)
 # Its parsed view, printed as the guest runs: [hh:mm:ss] stamps, suite headers.
 TOOL_STAMP = re.compile(r'^\[(\d\d):(\d\d):(\d\d)\] (.*)$')
 TOOL_SUITE = re.compile(r'^=+ \S.* \(\d+ subtests?\) =+\s*$')
+TOOL_DONE = 'Testing complete'          # its summary line (print_summary_line)
 
 
 def timeout_seconds(kunit_output: str) -> Optional[int]:
@@ -64,6 +65,14 @@ def timeout_seconds(kunit_output: str) -> Optional[int]:
 def config_failed(build_log: str) -> bool:
 	"""Whether a failed kunit.py build failed at its .config (not compiling)."""
 	return any(m in build_log for m in CONFIG_FAILURE_MARKERS)
+
+
+def refused_symbols(build_log: str) -> List[str]:
+	"""The symbols kunit.py build could not select: 'Missing: CONFIG_A=y, ...'."""
+	if 'Not all Kconfig options selected' not in build_log:
+		return []
+	m = re.search(r'^Missing: (.*)$', build_log, re.M)
+	return sorted(set(re.findall(r'CONFIG_(\w+)', m.group(1)))) if m else []
 
 
 def listed_tests(output: str) -> List[str]:

@@ -26,12 +26,11 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple, TypeVar, Union
 
 from . import (baseline, buildstamp, deps, export, kernel_reports, ktap, kunit_tool, paths,
-	       profiles, progress, rerun, rundir, tree)
+	       plan, profiles, progress, rerun, rundir, tree)
 from .console import parse_console
 from .errors import UserError
 from .plan import (DEFAULT_SMP, DEFAULT_SUITE_TIMEOUT, DEFAULT_TIMEOUT, PROGRESS_INTERVAL,
 		   ArchPlan, RunOptions, build_env, kunitconfigs)
-from .plan import make_options as make_options   # run's name for it, as before
 from .results import ArchResult, ArchStatus, stopped_note
 
 T = TypeVar('T')
@@ -173,6 +172,7 @@ def add_arguments(p: argparse.ArgumentParser, one_tree: bool = True) -> None:
 
 
 _stream = progress.stream
+make_options = plan.make_options     # run's name for it, as before
 
 
 def _tail(path: Path, n: int = 20) -> str:
