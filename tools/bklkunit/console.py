@@ -165,21 +165,25 @@ class _Reader:
 
 
 def parse_console(kernel_tree: Path, lines: Sequence[str], stopped: str = '',
-		  attribute: bool = True) -> List[Suite]:
+		  attribute: bool = True,
+		  parsed: Optional[kunit_tool.Documents] = None) -> List[Suite]:
 	"""The suites and cases of a console (or of a ktap.log), in order.
 
 	stopped: why the guest stopped (e.g. 'TIMEOUT: guest killed after 300 s'),
 	added to the message of the case that was running then.  attribute: a
 	kernel report (lockdep, KASAN, WARN, ...) printed while a case ran fails
-	that case (kernel_reports.py)."""
-	return read_console(kernel_tree, lines, stopped, attribute)[0]
+	that case (kernel_reports.py).  parsed: the console as kunit_tool.documents
+	already read it (for ktap.judge too: one pass of the parser)."""
+	return read_console(kernel_tree, lines, stopped, attribute, parsed)[0]
 
 
 def read_console(kernel_tree: Path, lines: Sequence[str], stopped: str = '',
-		 attribute: bool = True) -> Tuple[List[Suite], list]:
+		 attribute: bool = True,
+		 parsed: Optional[kunit_tool.Documents] = None) -> Tuple[List[Suite], list]:
 	"""parse_console, and the kernel reports that belong to no case."""
 	lines = [l.rstrip('\r\n') for l in lines]
-	parsed = kunit_tool.documents(kernel_tree, lines)
+	if parsed is None:
+		parsed = kunit_tool.documents(kernel_tree, lines)
 	reader = _Reader(parsed, _timestamps(lines), f' ({stopped})' if stopped else '')
 	suites: List[Suite] = []
 	for k, doc in enumerate(parsed.docs, 1):

@@ -10,7 +10,7 @@ verdict the runner reports.
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, List
+from typing import Iterable, List, Optional
 
 from . import kunit_tool
 from .results import ArchStatus
@@ -61,14 +61,17 @@ def _collect(test, prefix: str, out: List[str], ok_states: Iterable[str], depth:
 		out.append(f'{where}: {unreported} case(s) announced by the plan never reported')
 
 
-def judge(kernel_tree: Path, console: Iterable[str], kunit_output: str = '') -> Verdict:
+def judge(kernel_tree: Path, console: Iterable[str], kunit_output: str = '',
+	  parsed: Optional[kunit_tool.Documents] = None) -> Verdict:
 	"""Parse a console log; a missing or incomplete KTAP document, a panic or
-	a timeout is a crash, never a pass."""
+	a timeout is a crash, never a pass.  parsed: the console as
+	kunit_tool.documents already read it (it is not parsed again)."""
 	lines = list(console)
 	v = Verdict()
-	parsed = kunit_tool.parse_run(kernel_tree, lines)
-	v.ktap = parsed.ktap
-	test = parsed.test
+	if parsed is None:
+		parsed = kunit_tool.documents(kernel_tree, lines)
+	v.ktap = list(parsed.ktap)
+	test = parsed.first()
 	status = test.status.name
 	c = test.counts
 	v.passed, v.failed, v.skipped, v.crashed, v.errors = (

@@ -31,7 +31,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 # ------------------------------------------------------------ kunit.py's text
 
@@ -215,6 +215,18 @@ class Documents:
 	marks: Marks
 	parser: ModuleType
 	popped: List[Tuple[int, str]] = field(default_factory=list)   # (line, KTAP text) in order
+	ktap: List[str] = field(default_factory=list)     # every line extract_tap_lines gave
+
+	def first(self) -> Any:
+		"""The first document as parse_run_tests reads the console (what
+		`kunit.py exec` reports): a '<missing>' Test with the status
+		FAILURE_TO_PARSE_TESTS when there is no KTAP at all."""
+		if self.docs:
+			return self.docs[0]
+		test = self.parser.Test()
+		test.name = '<missing>'
+		test.status = self.parser.TestStatus.FAILURE_TO_PARSE_TESTS
+		return test
 
 	def diagnostics_between(self, after: int, before: int) -> List[str]:
 		"""The lines the parser took as diagnostics (not results, headers,
@@ -229,10 +241,13 @@ class Documents:
 
 
 def documents(kernel_tree: Path, lines: Sequence[str]) -> Documents:
-	"""Every top-level KTAP document of a console (lines without their
-	newline), each parsed by kunit_parser.parse_test as parse_run_tests does
-	for the first one; Test.status.name is SUCCESS, FAILURE, SKIPPED, ..."""
+	"""Every top-level KTAP document of a console (lines with or without
+	their newline), each parsed by kunit_parser.parse_test as
+	parse_run_tests does for the first one (Documents.first); Test.status.name
+	is SUCCESS, FAILURE, SKIPPED, ...  One pass of the parser serves the
+	verdict (ktap.judge) and the cases (console.read_console)."""
 	kp = parser_module(kernel_tree)
+	lines = [l.rstrip('\r\n') for l in lines]
 	extracted = kp.extract_tap_lines(lines)
 	pairs = []
 	while extracted:
@@ -253,18 +268,4 @@ def documents(kernel_tree: Path, lines: Sequence[str]) -> Documents:
 		if doc.status != kp.TestStatus.NO_TESTS:
 			doc.status = doc.counts.get_status()
 		docs.append(doc)
-	return Documents(docs, marks, kp, stream.popped)
-
-
-@dataclass
-class Run:
-	"""A console as `kunit.py exec` reads it: kunit_parser.parse_run_tests."""
-	test: Any                 # the main kunit_parser.Test
-	ktap: List[str]           # the KTAP lines kunit_parser extracted
-
-
-def parse_run(kernel_tree: Path, console: Iterable[str]) -> Run:
-	"""parse_run_tests of a console (lines with or without their newline)."""
-	kp = parser_module(kernel_tree)
-	lines = list(console)
-	return Run(kp.parse_run_tests(lines), list(kp.extract_tap_lines(lines)))
+	return Documents(docs, marks, kp, stream.popped, [text for _, text in pairs])

@@ -256,7 +256,9 @@ def _run_arch(p: ArchPlan, cache: Path) -> ArchResult:
 	else:
 		(out / 'console.log').write_text('')
 	console = (out / 'console.log').read_text(errors='replace').splitlines(keepends=True)
-	v = ktap.judge(ktree, console, (out / 'kunit.log').read_text(errors='replace'))
+	# One pass of the tree's kunit_parser for the verdict and the cases.
+	parsed = kunit_tool.documents(ktree, console)
+	v = ktap.judge(ktree, console, (out / 'kunit.log').read_text(errors='replace'), parsed)
 	(out / 'ktap.log').write_text(''.join(l + '\n' for l in v.ktap))
 	res.passed, res.failed, res.skipped, res.crashed = v.passed, v.failed, v.skipped, v.crashed
 	res.status, res.reason, res.failures = v.status, v.reason, v.failures
@@ -268,7 +270,8 @@ def _run_arch(p: ArchPlan, cache: Path) -> ArchResult:
 						  'vCPUs it was given: the race cases had fewer CPUs')
 	# The console's cases, read once: kernel reports are given to them here,
 	# and the boots after this one start from them.
-	suites = parse_console(ktree, console, stopped_note(res.status, res.reason), attribute=False)
+	suites = parse_console(ktree, console, stopped_note(res.status, res.reason), attribute=False,
+			       parsed=parsed)
 	# Lockdep, KASAN, KCSAN, UBSAN, WARN ...: the case they happened in fails.
 	if kernel_reports.needed(console):
 		kernel_reports.judge(console, suites, res)

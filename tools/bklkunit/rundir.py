@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import ktap, paths
+from . import ktap, kunit_tool, paths
 from .console import parse_console
 from .errors import UserError
 from .results import (BUILT, NOT_BUILT, RAN_TO_THE_END, ArchRun, ArchStatus, merge_boots,
@@ -145,7 +145,8 @@ def continuation_consoles(adir: Path, verdict: Dict[str, Any]) -> List[Path]:
 
 
 def judge_again(kernel_tree: Path, r: 'ArchRun', entry: Dict[str, Any], adir: Path,
-		console: Sequence[str], source: str) -> Optional[Tuple[str, str]]:
+		console: Sequence[str], source: str,
+		parsed: Optional[kunit_tool.Documents] = None) -> Optional[Tuple[str, str]]:
 	"""The arch judged from its console alone (ktap.judge, as `run` judged
 	it), against what summary.json says: (status, why) when they disagree,
 	None when the console bears the summary out.
@@ -158,7 +159,8 @@ def judge_again(kernel_tree: Path, r: 'ArchRun', entry: Dict[str, Any], adir: Pa
 	are crashes or regressions), or a FAIL for failed cases under a PASS."""
 	recorded = r.status
 	said = f'summary.json says {recorded}, but '
-	v = ktap.judge(kernel_tree, [l + '\n' for l in console], _read(Path(adir) / 'kunit.log'))
+	v = ktap.judge(kernel_tree, [l + '\n' for l in console], _read(Path(adir) / 'kunit.log'),
+		       parsed)
 	later = continuation_consoles(adir, load_verdict(adir, entry))
 	# (FLAKY after a crash: the crashed case passed again, later boots ran the rest.)
 	if (recorded in RAN_TO_THE_END and v.status in (ArchStatus.CRASH, ArchStatus.TIMEOUT)
@@ -235,14 +237,17 @@ def load_run(rdir: Path, kernel_tree: Path, environment: Optional[Dict[str, Dict
 					'console.log is ' + ('empty' if (adir / 'console.log').is_file()
 							     else 'missing')
 					+ ' and there is no ktap.log')
-			judged = judge_again(kernel_tree, r, entry, adir, console, source)
+			# One pass of the parser for the check and the cases.
+			parsed = kunit_tool.documents(kernel_tree, console)
+			judged = judge_again(kernel_tree, r, entry, adir, console, source, parsed)
 			if judged:
 				r.recorded_status, r.disagreement = r.status, judged[1]
 				r.status = judged[0]
 				r.reason = '\n'.join(x for x in (judged[1], r.reason) if x)
 			# Every boot's cases: the first's, with the suites a crash cut off
 			# as the boots after it ran them (rerun.py), as verdict.json counts.
-			first_boot = parse_console(kernel_tree, console, stopped_note(r.status, r.reason))
+			first_boot = parse_console(kernel_tree, console, stopped_note(r.status, r.reason),
+						   parsed=parsed)
 			later = [parse_console(kernel_tree, _read(p).splitlines())
 				 for p in continuation_consoles(adir, load_verdict(adir, entry))]
 			r.suites = merge_boots(first_boot, later)
