@@ -44,6 +44,13 @@ NEUTRAL = ('MAINTAINERS',)
 # The order the sets are made and sent in: the helpers the others use first.
 SET_ORDER = ['kunit', 'ufs', 'appletalk', 'autofs']
 HELPERS = 'kunit'
+# The throwaway clone's sparse checkout beside the subsystems: the top-level
+# files (MAINTAINERS), scripts/, and a file in each directory whose presence
+# get_maintainer.pl takes for a kernel tree (top_of_kernel_tree()).
+SPARSE = ['/*', '!/*/', '/scripts/', '/Documentation/process/stable-kernel-rules.rst',
+	  '/arch/Kconfig', '/drivers/Makefile', '/fs/Makefile', '/include/linux/kernel.h',
+	  '/init/Makefile', '/ipc/Makefile', '/kernel/Makefile', '/lib/Makefile',
+	  '/net/Makefile']
 
 
 @dataclass(frozen=True)
@@ -63,8 +70,9 @@ SETS: Dict[str, SetInfo] = {
 		'to the test\'s own task through current->fail_nth, and check with '
 		'kmemleak that no failure path leaks.  It has no suite of its own; the '
 		'fault-injection suites of the ufs, appletalk and autofs sets sent '
-		'with it use it, and they found the leaks and the oops on error paths '
-		'that those sets fix.'),
+		'with it use it.  The ufs one found leaks on the error paths of a mount, '
+		'which the ufs set fixes, and an oops at unmount that mainline has '
+		'fixed since 6.12.'),
 	'ufs': SetInfo(
 		'PATCH', 'ufs: KUnit suites, and the fixes they found', 'fs/ufs',
 		'This adds KUnit suites for fs/ufs that mount UFS1 and UFS2 images '
@@ -235,15 +243,28 @@ def request_problems(requests: Sequence[Request], patches: Sequence[Path]) -> Li
 	return bad
 
 
-def fill(text: str, indent: str = '') -> str:
+def fill(text: str, indent: str = '', hang: Optional[str] = None) -> str:
 	return textwrap.fill(' '.join(text.split()), width=72, initial_indent=indent,
-			     subsequent_indent=indent, break_on_hyphens=False,
-			     break_long_words=False)
+			     subsequent_indent=indent if hang is None else hang,
+			     break_on_hyphens=False, break_long_words=False)
+
+
+def is_test(text: str) -> bool:
+	"""A patch that touches a KUnit test (a tests/ file or a .kunitconfig);
+	the others change the code itself."""
+	return any('/tests/' in f or f.endswith('.kunitconfig') for f in touched_files(text))
 
 
 def command_block(command: str) -> str:
 	"""A shell command, broken before its options at 72 columns, with \\."""
-	words = command.split(' ')
+	words: List[str] = []
+	for w in command.split(' '):
+		# An option and its value stay on one line.
+		if words and words[-1].startswith('--') and '=' not in words[-1] \
+		   and not w.startswith('-'):
+			words[-1] += ' ' + w
+		else:
+			words.append(w)
 	lines, cur = [], '  '
 	for w in words:
 		if len(cur) + len(w) + 1 > 70 and cur.strip():
@@ -261,7 +282,7 @@ def request_text(r: Request, sender: str, cc: Sequence[str], set_subject: str,
 	body = [f'Hello,', '',
 		fill(f'Please apply mainline commit {cite}, in mainline since '
 		     f'{r.mainline}, to {r.for_series}.'), '',
-		'Why: ' + fill(r.why)[len(''):], '']
+		fill('Why: ' + r.why), '']
 	for w in r.with_ids:
 		o = by_id[w]
 		body += [fill(f'It goes with {o.id} ("{o.subject}"), requested in a mail '
@@ -360,19 +381,21 @@ def cover_body(ms: MailSet, numbers: Dict[Path, int], requests: Sequence[Request
 	def ref(p: Path) -> str:
 		return f'{numbers[p]:0{w}d}/{n}'
 	out = [fill(ms.info.intro), '']
-	fixes = [p for p in ms.patches if has_fixes(p.read_text(errors='replace'))]
+	fixes = [p for p in ms.patches if not is_test(p.read_text(errors='replace'))]
 	tests = [p for p in ms.patches if p not in fixes]
-	if fixes:
-		out += [fill('The fixes come first, each before the test that shows it; '
-			     'every fix says in its message which case fails without it and '
-			     'how.  Those marked [stable] carry Cc: stable@vger.kernel.org:'), '']
+	hang = ' ' * (len(ref(ms.patches[0])) + 3)
+	if fixes and tests:
+		out += [fill('The changes to the code come first, each before the test '
+			     'that shows why; each says in its message which case fails '
+			     'without it and how.  Those marked [stable] carry '
+			     'Cc: stable@vger.kernel.org:'), '']
 		for p in fixes:
 			mark = ' [stable]' if cc_stable(p.read_text(errors='replace')) else ''
-			out.append(fill(f'{ref(p)} {tree.patch_subject(p)}{mark}', '  ')[0:])
-		out += ['']
-	if tests:
-		out += ['The tests:' if fixes else 'The patches:', '']
-		out += [fill(f'{ref(p)} {tree.patch_subject(p)}', '  ') for p in tests]
+			out.append(fill(f'{ref(p)} {tree.patch_subject(p)}{mark}', '  ', hang))
+		out += ['', 'The tests:', '']
+	if tests or fixes:
+		out += [fill(f'{ref(p)} {tree.patch_subject(p)}', '  ', hang)
+			for p in (tests if fixes and tests else ms.patches)]
 		out += ['']
 	mine = [r for r in requests]
 	if mine:
@@ -381,13 +404,14 @@ def cover_body(ms: MailSet, numbers: Dict[Path, int], requests: Sequence[Request
 			     'stable@vger.kernel.org, to take the mainline commits into '
 			     '6.12.y; until it does, the case named fails on 6.12.y:'), '']
 		for r in mine:
-			out.append(fill(f'{r.id} ("{r.subject}"): {r.test}', '  '))
+			out.append(fill(f'{r.id} ("{r.subject}"): {r.test}', '  ', '    '))
 		out += ['']
 	if ms.needs_helpers:
 		names = ', '.join(ref(p) for p in ms.needs_helpers)
 		out += [fill(f'Depends on "{helpers_subject}" (the KUnit helpers set, sent '
-			     'separately): ' + ('patch' if len(ms.needs_helpers) == 1 else 'patches')
-			     + f' {names} include <kunit/fault.h>.  The prerequisite-patch-id '
+			     'separately): ' + (f'patch {names} includes' if len(ms.needs_helpers) == 1
+						else f'patches {names} include')
+			     + ' <kunit/fault.h>.  The prerequisite-patch-id '
 			     'below names it.'), '']
 	if ms.info.kunitconfig:
 		out += ['To run the suites, in a tree with this set applied:', '',
@@ -420,21 +444,24 @@ def cover_body(ms: MailSet, numbers: Dict[Path, int], requests: Sequence[Request
 GM_RE = re.compile(r'^(?P<addr>[^<(]*<[^>]+>|[^\s<(]+@[^\s<(]+)\s+\((?P<role>.*)\)\s*$')
 
 
-def recipients(gm_output: str, own_lists_from: str = '') -> Tuple[List[str], List[str]]:
-	"""(To, Cc) from `get_maintainer.pl` (with roles): maintainers To,
-	reviewers, supporters and lists Cc; with no maintainer, the lists of
-	the subsystem's own sections (not the bare "open list") go To."""
+def recipients(gm_output: str, drop: Sequence[str] = ()) -> Tuple[List[str], List[str]]:
+	"""(To, Cc) from `get_maintainer.pl` (with roles), without the
+	addresses of drop (the sender): maintainers To, reviewers, supporters
+	and lists Cc; with no maintainer left, the lists of the subsystem's own
+	sections (not the bare "open list", not a keyword match) go To."""
 	to, cc, own = [], [], []
+	gone = {address_of(d) for d in drop}
 	for line in gm_output.splitlines():
 		m = GM_RE.match(line.strip())
-		if not m:
+		if not m or address_of(m.group('addr')) in gone:
 			continue
 		addr, role = m.group('addr'), m.group('role')
 		if role.startswith('maintainer:'):
 			to.append(addr)
 		else:
 			cc.append(addr)
-			if role.startswith(('open list:', 'moderated list:', 'list:')):
+			if role.startswith(('open list:', 'moderated list:', 'list:')) \
+			   and ':Keyword:' not in role:
 				own.append(addr)
 	if not to:
 		to = own
@@ -551,6 +578,10 @@ def make_mail(cache: Path, outdir: Path, patches: Optional[Sequence[Path]] = Non
 		if verbose:
 			print(f'Cloning {main} (shared, no checkout) into {clone} ...', flush=True)
 		tree.git(work, 'clone', '-q', '--shared', '--no-checkout', str(main), str(clone))
+		# Only what git am and get_maintainer.pl need: seconds, not a
+		# minute, to check out and to delete.
+		tree.git(clone, 'sparse-checkout', 'set', '--no-cone', *SPARSE,
+			 *[f'/{d}' for prefixes in SUBSYSTEMS.values() for d in prefixes])
 		tree.git(clone, 'checkout', '-q', '--detach', st.pristine)
 		helpers_head = st.pristine
 		helpers_subject = ''
@@ -590,7 +621,7 @@ def make_mail(cache: Path, outdir: Path, patches: Optional[Sequence[Path]] = Non
 			if gm.returncode != 0:
 				raise UserError(f'get_maintainer.pl failed on the {ms.name} set: '
 						+ ' '.join(gm.stderr.split())[:300])
-			to, cc = recipients(gm.stdout)
+			to, cc = recipients(gm.stdout, [sender])
 			if ms.info.to_stable:
 				to = [STABLE] + to
 			ms.to = without(to, [sender])
@@ -608,6 +639,9 @@ def make_mail(cache: Path, outdir: Path, patches: Optional[Sequence[Path]] = Non
 			body = cover_body(ms, numbers, req_by_set.get(ms.name, []), debver,
 					  helpers_subject, faults)
 			cover = ms.files[0].read_text()
+			# format-patch signs the cover with the committer (the tool).
+			cover = re.sub(r'^From: .*$', lambda m: f'From: {sender}', cover, count=1,
+				       flags=re.M)
 			cover = cover.replace('*** SUBJECT HERE ***', ms.info.cover_subject)
 			cover = cover.replace('*** BLURB HERE ***\n', body)
 			set_subjects[ms.name] = (f'[{ms.info.prefix} 0/{len(ms.patches)}] '
@@ -648,7 +682,7 @@ def make_mail(cache: Path, outdir: Path, patches: Optional[Sequence[Path]] = Non
 						   by_subject[r.replaces].read_text(errors='replace'))
 				ms = next(m for m in mail_sets if m.name == sub)
 				f = sd / f'{r.id}-{r.for_series}.mbox'
-				f.write_text(request_text(r, sender, without(ms.to + ms.cc, [STABLE]),
+				f.write_text(request_text(r, sender, without(ms.to, [STABLE]),
 							  set_subjects[sub], by_id))
 				written.append(f)
 	finally:
