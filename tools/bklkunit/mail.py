@@ -695,22 +695,26 @@ def send_email_dry_run(files: Sequence[Path], sender: str, cwd: Path
 	"""`git send-email --dry-run` on the files: (ok, output, {subject: recipients}).
 	No SMTP server is needed or contacted: --dry-run sends nothing, and
 	--smtp-server=/bin/true would be the "sendmail" if it did."""
-	cmd = ['git', 'send-email', '--dry-run', '--confirm=never', '--quiet',
-	       f'--from={sender}', '--smtp-server=/bin/true', '--suppress-cc=self',
-	       '--no-annotate', '--no-format-patch', '--8bit-encoding=UTF-8',
-	       '--transfer-encoding=auto'] + [str(f) for f in files]
+	cmd = ['git', 'send-email', '--dry-run', '--confirm=never', f'--from={sender}',
+	       '--smtp-server=/bin/true', '--suppress-cc=self', '--no-format-patch',
+	       '--8bit-encoding=UTF-8'] + [str(f) for f in files]
+	name, _, mail = sender.rpartition('<')
+	who = {'GIT_AUTHOR_NAME': name.strip().strip('"') or 'bkl-kunit',
+	       'GIT_AUTHOR_EMAIL': mail.rstrip('>') or 'bkl-kunit@localhost'}
+	who.update(GIT_COMMITTER_NAME=who['GIT_AUTHOR_NAME'],
+		   GIT_COMMITTER_EMAIL=who['GIT_AUTHOR_EMAIL'])
 	try:
 		proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True,
-				      stdin=subprocess.DEVNULL, env=tree.git_env(), timeout=120)
+				      stdin=subprocess.DEVNULL, env=tree.git_env(who), timeout=300)
 	except (OSError, subprocess.TimeoutExpired) as e:
 		return False, f'git send-email could not run: {e}', {}
 	out = proc.stdout + proc.stderr
-	sent = re.findall(r'^Dry-Sent (.*)$', out, re.M)
 	rcpt: Dict[str, List[str]] = {}
 	for block in out.split('Dry-OK. Log says:')[1:]:
 		subj = re.search(r'^Subject: (.*)$', block, re.M)
-		rcpt[subj.group(1) if subj else '?'] = re.findall(r'^RCPT TO:<?([^>\n]*)>?$', block, re.M)
-	ok = proc.returncode == 0 and len(sent) == len(files)
+		to = re.search(r'^Sendmail: \S+ -i (.*)$', block, re.M)
+		rcpt[subj.group(1) if subj else '?'] = to.group(1).split() if to else []
+	ok = proc.returncode == 0 and out.count('Dry-OK. Log says:') == len(files)
 	return ok, out, rcpt
 
 
