@@ -545,11 +545,9 @@ def make_mail(cache: Path, outdir: Path, patches: Optional[Sequence[Path]] = Non
 	"""Write the sets and the stable requests into outdir; UserError when a
 	patch is in no subsystem or two, or a set does not apply."""
 	t0 = time.time()
-	main = tree.find_prepared(cache)
-	st = tree.load_state(main)
-	debver = st.debian_version
 	if patches is None:
 		patches = tree.read_series(paths.PATCH_DIR)
+	split_series(patches)     # a patch in no subsystem or in two: said first
 	known = known_upstream()
 	requests = read_requests(REQUESTS_FILE.read_text() if requests_text is None
 				 else requests_text, known)
@@ -562,6 +560,9 @@ def make_mail(cache: Path, outdir: Path, patches: Optional[Sequence[Path]] = Non
 		raise UserError('no KUnit helpers patch (lib/kunit, include/kunit) in the series')
 	headers = added_headers(sets[HELPERS])
 	sender = sender_of(patches)
+	main = tree.find_prepared(cache)
+	st = tree.load_state(main)
+	debver = st.debian_version
 	mail_sets = []
 	for name, ps in sets.items():
 		ms = MailSet(name, SETS[name], ps)
