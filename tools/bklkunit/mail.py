@@ -324,6 +324,21 @@ def split_series(patches: Sequence[Path], left_out: Sequence[str] = ()) -> Dict[
 	return {s: ps for s, ps in sets.items() if ps}
 
 
+def stale_mentions(sets: Dict[str, List[Path]], left_out: Sequence[str]) -> List[str]:
+	"""Patches of the sets whose message names a left-out patch by its
+	subject ("the fix earlier in this series ..."): in the mail set that
+	patch is not there, and the message wants a word about mainline's
+	commit instead.  A note, not an error: the words are kernel-patches/'s."""
+	out = []
+	for ps in sets.values():
+		for p in ps:
+			msg = ' '.join(message_of(p.read_text(errors='replace')).split())
+			for s in left_out:
+				if s in msg:
+					out.append(f'{p.name} names "{s}", which is not in its mail set')
+	return out
+
+
 def added_headers(patches: Sequence[Path]) -> List[str]:
 	"""The include names (kunit/fault.h) of the headers these patches add."""
 	out = []
@@ -371,6 +386,7 @@ class MailSet:
 	to: List[str] = field(default_factory=list)
 	cc: List[str] = field(default_factory=list)
 	rebased: int = 0     # patches whose diff differs from kernel-patches/
+	notes: List[str] = field(default_factory=list)
 
 
 def cover_body(ms: MailSet, numbers: Dict[Path, int], requests: Sequence[Request],
@@ -406,6 +422,10 @@ def cover_body(ms: MailSet, numbers: Dict[Path, int], requests: Sequence[Request
 		for r in mine:
 			out.append(fill(f'{r.id} ("{r.subject}"): {r.test}', '  ', '    '))
 		out += ['']
+		if ms.notes:
+			out += [fill('Where a message below speaks of one of those fixes as '
+				     'earlier in this series, it means our whole 6.12 series; '
+				     'here, read the mainline commit.'), '']
 	if ms.needs_helpers:
 		names = ', '.join(ref(p) for p in ms.needs_helpers)
 		out += [fill(f'Depends on "{helpers_subject}" (the KUnit helpers set, sent '
@@ -568,6 +588,7 @@ def make_mail(cache: Path, outdir: Path, patches: Optional[Sequence[Path]] = Non
 		ms = MailSet(name, SETS[name], ps)
 		if name != HELPERS:
 			ms.needs_helpers = users_of(ps, headers)
+		ms.notes = stale_mentions({name: ps}, left_out)
 		mail_sets.append(ms)
 	outdir = Path(outdir).resolve()
 	paths.usable_dir(outdir, 'mail directory')
@@ -732,6 +753,7 @@ def summary_lines(res: Result) -> List[str]:
 		st = [f.name[:4] for f in ms.files[1:] if cc_stable(f.read_text())]
 		if st and not ms.info.to_stable:
 			out.append(f'  Cc: {STABLE} on the cover and {len(st)} patch(es): {" ".join(st)}')
+		out += [f'  note: {n}' for n in ms.notes]
 	if res.requests:
 		out.append(f'stable: {len(res.requests)} request(s): '
 			   + ', '.join(p.stem for p in res.requests))

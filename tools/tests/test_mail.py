@@ -151,6 +151,17 @@ def test_sets_in_order_without_the_patches_mainline_has(series):
 	assert sum(len(v) for v in sets.values()) == len(series) - 1
 
 
+def test_a_patch_that_names_a_left_out_patch_is_noted(series, tmp_path):
+	p = write(tmp_path, '0007-ufs-more.patch', patch_text(
+		7, 'ufs: more tests', ['fs/ufs/tests/x.c'],
+		body='It passes with the fix earlier in this series ("ufs: refuse a\nbad '
+		     'range").\n'))
+	sets = mail.split_series(series + [p], ['ufs: refuse a bad range'])
+	assert mail.stale_mentions(sets, ['ufs: refuse a bad range']) == [
+		'0007-ufs-more.patch names "ufs: refuse a bad range", which is not in its mail set']
+	assert mail.stale_mentions(sets, []) == []
+
+
 def test_a_set_depends_on_the_helpers_where_it_includes_their_header(series):
 	sets = mail.split_series(series)
 	headers = mail.added_headers(sets['kunit'])
