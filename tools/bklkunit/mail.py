@@ -376,6 +376,12 @@ def fault_options(set_patches: Sequence[Path], config: Path = FAULTS_CONFIG) -> 
 	return out if any(o[7:-2] in defined for o in out) else []
 
 
+def cover_subject(ms: 'MailSet') -> str:
+	"""The cover letter's subject as format-patch numbers it (00/16)."""
+	n = len(ms.patches)
+	return f'[{ms.info.prefix} {0:0{len(str(n))}d}/{n}] {ms.info.cover_subject}'
+
+
 @dataclass
 class MailSet:
 	name: str
@@ -649,8 +655,7 @@ def make_mail(cache: Path, outdir: Path, patches: Optional[Sequence[Path]] = Non
 			ms.to = without(to, [sender])
 			ms.cc = without(cc, [sender] + ms.to)
 			if ms.name == HELPERS:
-				helpers_subject = f'[{ms.info.prefix} 0/{len(ms.patches)}] ' \
-					f'{ms.info.cover_subject}'
+				helpers_subject = cover_subject(ms)
 		# Covers and headers, once every set (and the helpers' subject) is known.
 		set_subjects = {}
 		for ms in mail_sets:
@@ -666,8 +671,7 @@ def make_mail(cache: Path, outdir: Path, patches: Optional[Sequence[Path]] = Non
 				       flags=re.M)
 			cover = cover.replace('*** SUBJECT HERE ***', ms.info.cover_subject)
 			cover = cover.replace('*** BLURB HERE ***\n', body)
-			set_subjects[ms.name] = (f'[{ms.info.prefix} 0/{len(ms.patches)}] '
-						 f'{ms.info.cover_subject}')
+			set_subjects[ms.name] = cover_subject(ms)
 			stable_cc = [STABLE] if not ms.info.to_stable else []
 			any_stable = False
 			for i, f in enumerate(ms.files):

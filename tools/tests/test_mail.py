@@ -357,6 +357,9 @@ def test_the_real_series_as_mail(real_cache, tmp_path):
 		assert ('prerequisite-patch-id: ' in cover) == bool(ms.needs_helpers)
 	by = {ms.name: ms for ms in res.sets}
 	assert by['appletalk'].to[0] == 'stable@vger.kernel.org'
+	for ms in res.sets:
+		subject = re.search(r'^Subject: (.*)$', ms.files[0].read_text(), re.M).group(1)
+		assert subject == mail.cover_subject(ms)
 	assert all(f.read_text().startswith('From ') and '[RFC PATCH 6.12.y ' in f.read_text()
 		   for f in by['appletalk'].files)
 	assert sorted(p.name for p in res.requests) == [
