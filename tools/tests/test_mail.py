@@ -371,3 +371,35 @@ def test_the_real_series_as_mail(real_cache, tmp_path):
 		if 'Mail::Address' not in out:
 			assert ok, out[-2000:]
 			assert all('brendan.higgins@linux.dev' in r for r in rcpt.values())
+
+
+def test_check_series_runs_the_mail_check(monkeypatch, capsys):
+	"""The hook in seriescheck.main: `--checks=mail` runs mail.check on the
+	Checker and counts what it adds, whether or not the series applied."""
+	import argparse
+	from bklkunit import deps, seriescheck
+	calls = []
+
+	class FakeChecker(seriescheck.Checker):
+		def __init__(self, cache, args):
+			self.args, self.results, self.patches = args, [], []
+			self.main = Path('/nonexistent')
+
+		def check_apply(self):
+			return False
+
+	def fake_check(ch):
+		calls.append(ch)
+		ch.add('mail kunit', True, '2 mails, dry run OK')
+		ch.add('mail stable', False, 'bad')
+	monkeypatch.setattr(deps, 'ensure', lambda *a, **k: None)
+	monkeypatch.setattr(tree, 'prepare', lambda *a, **k: None)
+	monkeypatch.setattr(seriescheck, 'Checker', FakeChecker)
+	monkeypatch.setattr(mail, 'check', fake_check)
+	args = argparse.Namespace(checks='mail', cache_dir=None, no_install=True,
+				  go7007_arch='all', verbose=False)
+	assert seriescheck.main(args) == 1
+	assert len(calls) == 1
+	assert capsys.readouterr().out.splitlines()[-1] == '1 passed, 1 failed'
+	assert 'mail' in seriescheck.ALL_CHECKS
+	assert {'git-email', 'libmailtools-perl'} <= set(deps.CHECK_PACKAGES)
