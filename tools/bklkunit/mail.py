@@ -155,10 +155,6 @@ def cc_stable(text: str) -> bool:
 			      message_of(text), re.M))
 
 
-def has_fixes(text: str) -> bool:
-	return bool(re.search(r'^Fixes:', message_of(text), re.M))
-
-
 # ------------------------------------------------------------ stable requests
 
 @dataclass
@@ -279,7 +275,7 @@ def request_text(r: Request, sender: str, cc: Sequence[str], set_subject: str,
 		 by_id: Dict[str, Request]) -> str:
 	"""The stable request for one mainline commit, as a mail file."""
 	cite = f'{r.id} ("{r.subject}")'
-	body = [f'Hello,', '',
+	body = ['Hello,', '',
 		fill(f'Please apply mainline commit {cite}, in mainline since '
 		     f'{r.mainline}, to {r.for_series}.'), '',
 		fill('Why: ' + r.why), '']
@@ -298,7 +294,7 @@ def request_text(r: Request, sender: str, cc: Sequence[str], set_subject: str,
 		      'backport and we will send one (option 3) and run the case on '
 		      'it.'), '',
 		 'Thanks.', '']
-	heads = [f'From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001',
+	heads = ['From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001',
 		 f'From: {sender}', f'To: {STABLE}']
 	if cc:
 		heads.append('Cc: ' + ',\n    '.join(cc))
@@ -408,9 +404,9 @@ def cover_body(ms: MailSet, numbers: Dict[Path, int], requests: Sequence[Request
 	hang = ' ' * (len(ref(ms.patches[0])) + 3)
 	if fixes and tests:
 		out += [fill('The changes to the code come first, each before the test '
-			     'that shows why; each says in its message which case fails '
-			     'without it and how.  Those marked [stable] carry '
-			     'Cc: stable@vger.kernel.org:'), '']
+			     'that shows why it is needed; the messages of the fixes quote '
+			     'the failure and the command that shows it.  Those marked '
+			     '[stable] carry Cc: stable@vger.kernel.org:'), '']
 		for p in fixes:
 			mark = ' [stable]' if cc_stable(p.read_text(errors='replace')) else ''
 			out.append(fill(f'{ref(p)} {tree.patch_subject(p)}{mark}', '  ', hang))
@@ -419,7 +415,7 @@ def cover_body(ms: MailSet, numbers: Dict[Path, int], requests: Sequence[Request
 		out += [fill(f'{ref(p)} {tree.patch_subject(p)}', '  ', hang)
 			for p in (tests if fixes and tests else ms.patches)]
 		out += ['']
-	mine = [r for r in requests]
+	mine = list(requests)
 	if mine:
 		out += [fill('Not in this set: our fixes for bugs that mainline has already '
 			     'fixed.  For those we ask the stable team, in separate mails to '
@@ -773,8 +769,8 @@ def cmd(args) -> int:
 	      f'to {outdir.resolve()} in {res.seconds:.0f} s')
 	for line in summary_lines(res):
 		print('  ' + line)
-	print(f'Check with: git send-email --dry-run --confirm=never --smtp-server=/bin/true '
-	      f'{outdir.resolve()}/<set>/')
+	print('Look with (sends nothing): git send-email --dry-run --confirm=never '
+	      f'--smtp-server=/bin/true --suppress-cc=self {outdir.resolve()}/<set>/')
 	return 0
 
 
