@@ -33,6 +33,9 @@ def cmd_prepare(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+	if args.mail:
+		from . import mail
+		return mail.cmd(args)
 	patches = tree.export(paths.cache_dir(args.cache_dir), force=args.force)
 	print(f'Exported {len(patches)} patches to {paths.PATCH_DIR}')
 	for p in patches:
@@ -111,6 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
 	_common(p)
 	p.add_argument('--force', action='store_true',
 		       help='overwrite kernel-patches/ even where it was edited since prepare')
+	p.add_argument('--mail', metavar='DIR', default=None,
+		       help='instead: write kernel-patches/ as one format-patch set per '
+			    'subsystem, and the stable requests, into DIR (docs/mail.md)')
 	p.set_defaults(func=cmd_export)
 
 	p = sub.add_parser('run', help='build and run the suites on each arch')

@@ -16,8 +16,9 @@ BUILD_PACKAGES = ['git', 'make', 'gcc', 'libc6-dev', 'flex', 'bison', 'bc',
 # carried in the kernel; makefs is needed only to check and remake them).
 RUN_PACKAGES: List[str] = []
 # What `make test` needs beyond that.
-# checkpatch's SPDX check (scripts/spdxcheck.py), for check-series.
-CHECK_PACKAGES = ['python3-ply', 'python3-git']
+# checkpatch's SPDX check (scripts/spdxcheck.py), for check-series; and
+# git send-email (with the Mail::Address it needs) for its mail check.
+CHECK_PACKAGES = ['python3-ply', 'python3-git', 'git-email', 'libmailtools-perl']
 # tools/tests/test_mypy.py checks tools/bklkunit with mypy (tools/mypy.ini).
 TEST_PACKAGES = ['python3-pytest', 'python3-jsonschema', 'mypy', 'makefs',
 		 'chromium'] + CHECK_PACKAGES

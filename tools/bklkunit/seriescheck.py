@@ -10,6 +10,9 @@
   go7007       drivers/media/usb/go7007 (the driver seed 001 took the BKL
                out of) builds with W=1 on each arch with no warning beyond
                kunit/baselines/go7007-w1/<arch>.txt
+  mail         the series as per-subsystem mail sets and stable requests
+               (mail.py, docs/mail.md): each set applies and passes
+               git send-email --dry-run
 
 The checks run in a scratch worktree of the prepared repository
 (<cache>/series/src/...), never in the work tree a developer edits.
@@ -29,7 +32,8 @@ from .errors import UserError
 from .plan import ArchPlan, RunOptions, build_env, kunitconfigs, make_options
 from .run import at_least
 
-ALL_CHECKS = ['apply', 'checkpatch', 'fixes', 'maintainers', 'build', 'bkl-scan', 'go7007']
+ALL_CHECKS = ['apply', 'checkpatch', 'fixes', 'maintainers', 'build', 'bkl-scan', 'go7007',
+	      'mail']
 # checkpatch's FILE_PATH_CHANGES ("does MAINTAINERS need updating?") fires on
 # every new file whatever MAINTAINERS says; the maintainers check replaces it
 # with a real answer from get_maintainer.pl.
@@ -438,6 +442,9 @@ def main(args: argparse.Namespace) -> int:
 			ch.check_bkl_scan()
 		if 'go7007' in checks:
 			ch.check_go7007()
+	if 'mail' in checks:
+		from . import mail
+		mail.check(ch)
 	failed = [c for c in ch.results if not c.ok]
 	print(f'{len(ch.results) - len(failed)} passed, {len(failed)} failed')
 	return 1 if failed else 0
