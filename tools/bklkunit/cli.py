@@ -10,7 +10,7 @@ import traceback
 from pathlib import Path
 from typing import List, Optional
 
-from . import (ab, baseline, bench, deps, export, fixturecmd, paths, run, rundir, selftest,
+from . import (ab, baseline, bench, deps, export, fixturecmd, mail, paths, run, rundir, selftest,
 	       seriescheck, tree)
 from .errors import UserError
 from .results import ArchRun
@@ -34,7 +34,6 @@ def cmd_prepare(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
 	if args.mail:
-		from . import mail
 		return mail.cmd(args)
 	patches = tree.export(paths.cache_dir(args.cache_dir), force=args.force)
 	print(f'Exported {len(patches)} patches to {paths.PATCH_DIR}')

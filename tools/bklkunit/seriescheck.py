@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import List
 
-from . import deps, paths, tree
+from . import deps, mail, paths, tree
 from .errors import UserError
 from .plan import ArchPlan, RunOptions, build_env, kunitconfigs, make_options
 from .run import at_least
@@ -443,7 +443,6 @@ def main(args: argparse.Namespace) -> int:
 		if 'go7007' in checks:
 			ch.check_go7007()
 	if 'mail' in checks:
-		from . import mail
 		mail.check(ch)
 	failed = [c for c in ch.results if not c.ok]
 	print(f'{len(ch.results) - len(failed)} passed, {len(failed)} failed')
