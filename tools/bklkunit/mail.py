@@ -171,6 +171,8 @@ class Request:
 
 
 def known_upstream(path: Path = UPSTREAM_FILE) -> Dict[str, str]:
+	"""kunit/upstream-commits.txt as {12-char id: subject}: what the stable
+	requests and check-series' Fixes:/citation check accept."""
 	known = {}
 	for line in path.read_text().splitlines():
 		if line.strip() and not line.startswith('#'):

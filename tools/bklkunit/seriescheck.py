@@ -196,12 +196,8 @@ class Checker:
 				 time.time() - t0)
 
 	def check_fixes(self) -> None:
-		known = {}
-		listing = paths.KUNIT_DIR / 'upstream-commits.txt'
-		for line in listing.read_text().splitlines():
-			if line.strip() and not line.startswith('#'):
-				cid, _, subject = line.partition(' ')
-				known[cid] = subject.strip()
+		listing = mail.UPSTREAM_FILE
+		known = mail.known_upstream(listing)
 		for p in self.patches:
 			tags, bad = fixes_problems(p.read_text(errors='replace'), known)
 			if tags:
