@@ -55,7 +55,7 @@ from . import baseline, deps, export, kunit_tool, paths, profiles, progress, run
 from .baseline import BAD, FLAKY, MISSING, PASS, SKIP
 from .errors import UserError
 from .plan import RunOptions, kunitconfigs
-from .results import NOT_BUILT, ArchResult, ArchStatus
+from .results import NOT_BUILT, ArchResult, ArchStatus, now
 
 FORMAT = 1
 
@@ -533,6 +533,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _main(args: argparse.Namespace, arches: List[str], cache: Path) -> int:
+	started = now()
 	mode = args.a_side
 	sides = side_names(mode)
 	prof = profiles.get(args.profile)
@@ -591,7 +592,7 @@ def _main(args: argparse.Namespace, arches: List[str], cache: Path) -> int:
 	for side, side_info, ktree in (('a', a_info, a_tree), ('b', info, b_tree)):
 		summary = dict(side_info, arches=[asdict(getattr(x, side)) for x in results],
 			       results_dir=str(rdir / side), filter_glob=args.filter_glob,
-			       profile=prof.name, ab_side=sides[side])
+			       profile=prof.name, ab_side=sides[side], started=started)
 		(rdir / side / 'summary.json').write_text(json.dumps(summary, indent=1) + '\n')
 		try:
 			written = export.write_reports(rdir / side, ktree)

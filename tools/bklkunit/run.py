@@ -31,7 +31,7 @@ from .console import parse_console
 from .errors import UserError
 from .plan import (DEFAULT_SMP, DEFAULT_SUITE_TIMEOUT, DEFAULT_TIMEOUT, PROGRESS_INTERVAL,
 		   ArchPlan, RunOptions, build_env, kunitconfigs)
-from .results import ArchResult, ArchStatus, stopped_note
+from .results import ArchResult, ArchStatus, now, stopped_note
 
 T = TypeVar('T')
 # An arch running alongside others gets at least this many CPUs.
@@ -209,6 +209,7 @@ def _run_arch(p: ArchPlan, cache: Path) -> ArchResult:
 	cmd = p.build_command()
 	frags = p.fragments
 	t0 = time.time()
+	res.build_started = now()
 	want = None
 	if not o.always_build:
 		want = buildstamp.inputs(tree_fingerprint(o, ktree), cmd[1:], frags,
@@ -248,6 +249,9 @@ def _run_arch(p: ArchPlan, cache: Path) -> ArchResult:
 		console_src.unlink()
 	_progress(name, 'boot')
 	t0 = time.time()
+	# The guest's printk clock starts (about) now: a case's start time is
+	# this plus its printk time (rundir.py).
+	res.boot_started = now()
 	rc = _stream(cmd, out / 'kunit.log', env, o.verbose, f'{name} boot', o.progress_interval)
 	res.run_seconds = time.time() - t0
 	t0 = time.time()
@@ -461,6 +465,7 @@ def main(args: argparse.Namespace) -> int:
 	# Where the run's own time goes (summary.json "timings"; `bench` reads it).
 	timings: Dict[str, float] = {}
 	t0 = time.time()
+	started = now()
 	deps.ensure(deps.for_arches([a for a in arches if prof.supports(a)] or arches),
 		    allow_install=not args.no_install)
 	timings['deps'] = time.time() - t0
@@ -510,7 +515,7 @@ def main(args: argparse.Namespace) -> int:
 		by_arch.update(run_concurrently(todo, workers, options, ktree, one))
 	results: List[ArchResult] = [by_arch[a] for a in arches]
 	summary = dict(info, arches=[asdict(r) for r in results], results_dir=str(rdir),
-		       filter_glob=args.filter_glob, profile=prof.name)
+		       filter_glob=args.filter_glob, profile=prof.name, started=started)
 	# Every console is read once (rundir.load_run), for the divergence and
 	# every report; summary.json is written once, at the end.
 	t1 = time.time()

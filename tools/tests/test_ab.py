@@ -582,6 +582,9 @@ def test_ab_without_regressions_exits_0_and_each_side_has_its_progress(abf, caps
 	assert 'arm64 (pristine) boot done in' in out
 	# The filter went to both sides' kunit.py exec, and limits the labels.
 	assert all(c['argv'][-1] == 'al*' for c in f.side_calls(verb='exec'))
+	# Both sides boot with printk timestamps (case durations and starts).
+	assert {c['side'] for c in f.side_calls(verb='exec')} == {'a', 'b'}
+	assert all('--kernel_args=printk.time=1' in c['argv'] for c in f.side_calls(verb='exec'))
 	[x] = ab_json(f)['arches']
 	assert {c['label'] for c in x['cases']} == {'unchanged pass'}
 
