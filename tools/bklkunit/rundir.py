@@ -1,5 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
-"""A results directory of `kunit.py run`, read back and checked.
+"""A results directory of `kunit.py run` (or of a side of `ab`): written,
+and read back and checked.
+
+write_verdict and write_summary are the one writer of <arch>/verdict.json
+and summary.json (run.finish decides what goes in them).
 
 summary.json and each arch's verdict.json, build.log and consoles (the
 first boot's, and those of the boots that ran what a crash cut off) become
@@ -14,6 +18,7 @@ import json
 import re
 import shutil
 import subprocess
+from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -21,11 +26,31 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from . import ktap, kunit_tool, paths
 from .console import parse_console
 from .errors import UserError
-from .results import (BUILT, NOT_BUILT, RAN_TO_THE_END, ArchRun, ArchStatus, Suite, at_clock,
-		      merge_boots, parse_time, stopped_note)
+from .results import (BUILT, NOT_BUILT, RAN_TO_THE_END, ArchResult, ArchRun, ArchStatus, Suite,
+		      at_clock, merge_boots, parse_time, stopped_note)
 
 BANNER = re.compile(r'Linux version \S+ \([^)]*\) \((.*)\) #')
 LOG_EXCERPT_MAX = 16384          # KCIDB v5.3 maxLength of every log_excerpt: a build's tail
+
+
+def write_verdict(rdir: Path, r: ArchResult) -> None:
+	"""<rdir>/<arch>/verdict.json of one arch."""
+	adir = Path(rdir) / r.arch
+	adir.mkdir(parents=True, exist_ok=True)
+	(adir / 'verdict.json').write_text(json.dumps(asdict(r), indent=1) + '\n')
+
+
+def summary_of(info: Dict[str, Any], results: Sequence[ArchResult], rdir: Path,
+	       filter_glob: str, profile: str, started: str, **extra: Any) -> Dict[str, Any]:
+	"""summary.json as `run` and each side of `ab` write it: the tree
+	(info), every arch's verdict, where, the filter, the profile, when it
+	started, and what else the caller records (extra)."""
+	return dict(info, arches=[asdict(r) for r in results], results_dir=str(rdir),
+		    filter_glob=filter_glob, profile=profile, started=started, **extra)
+
+
+def write_summary(rdir: Path, summary: Dict[str, Any]) -> None:
+	(Path(rdir) / 'summary.json').write_text(json.dumps(summary, indent=1) + '\n')
 
 
 def _first_line(cmd: List[str]) -> str:
