@@ -54,7 +54,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
-from . import baseline, deps, kunit_tool, paths, profiles, progress, run, rundir, tree
+from . import baseline, commitmsg, deps, kunit_tool, paths, profiles, progress, run, rundir, tree
 from .baseline import BAD, FLAKY, MISSING, PASS, SKIP
 from .errors import UserError
 from .plan import RunOptions, kunitconfigs
@@ -87,7 +87,6 @@ def side_names(mode: str) -> Mapping[str, str]:
 	return MappingProxyType({'a': A_SIDES[mode], 'b': SIDES['b']})
 A_REF = 'refs/bkl-kunit/ab-a'
 A_STATE = 'bkl-kunit-ab-a.json'          # in the prepared repository's .git
-FIXES_TAG = re.compile(r'^Fixes:[ \t]*\S', re.M)
 LEFT_FIX = 'a fix (Fixes: tag)'
 LEFT_CONFLICT = 'does not apply without the fixes before it'
 NOT_DEFINED = 'not defined by any Kconfig file of the pristine tree'
@@ -138,9 +137,8 @@ def series_commits(main: Path, base: str) -> List[Tuple[str, str, bool]]:
 	shas = tree.git(main, 'rev-list', '--reverse', f'{base}..HEAD').stdout.split()
 	out = []
 	for sha in shas:
-		msg = tree.git(main, 'log', '-1', '--format=%B', sha).stdout
-		out.append((sha, msg.strip().splitlines()[0] if msg.strip() else sha[:12],
-			    bool(FIXES_TAG.search(msg))))
+		msg = commitmsg.split(tree.git(main, 'log', '-1', '--format=%B', sha).stdout)
+		out.append((sha, msg.subject or sha[:12], bool(msg.tags('Fixes'))))
 	return out
 
 
