@@ -34,10 +34,12 @@ pristine tree cannot have:
 The filtered fragments are written to <results>/a/<arch>/kunitconfig/.
 
 Results: <results>/a and <results>/b are results directories of their own
-(summary.json, <arch>/..., junit.xml, index.html), <results>/ab.json has the
+(summary.json, <arch>/..., junit.xml, index.html), each written as `run`
+writes its own (run.run_arch per arch, then run.finish: rundir's
+verdict.json and summary.json, the reports), <results>/ab.json has the
 labels.  The cases are baseline.py's (console.py's reading of the consoles
-plus the crash re-run boots), compared with baseline.compare_arch as if A
-were B's baseline.
+plus the crash re-run boots, as run.finish read them once per side),
+compared with baseline.compare_arch as if A were B's baseline.
 """
 
 import argparse
@@ -46,16 +48,17 @@ import json
 import re
 import shutil
 import sys
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
-from . import baseline, deps, export, kunit_tool, paths, profiles, progress, run, tree
+from . import baseline, commitmsg, deps, kunit_tool, paths, profiles, progress, run, rundir, tree
 from .baseline import BAD, FLAKY, MISSING, PASS, SKIP
 from .errors import UserError
 from .plan import RunOptions, kunitconfigs
-from .results import NOT_BUILT, ArchResult, ArchStatus
+from .results import NOT_BUILT, ArchResult, ArchStatus, now
 
 FORMAT = 1
 
@@ -84,7 +87,6 @@ def side_names(mode: str) -> Mapping[str, str]:
 	return MappingProxyType({'a': A_SIDES[mode], 'b': SIDES['b']})
 A_REF = 'refs/bkl-kunit/ab-a'
 A_STATE = 'bkl-kunit-ab-a.json'          # in the prepared repository's .git
-FIXES_TAG = re.compile(r'^Fixes:[ \t]*\S', re.M)
 LEFT_FIX = 'a fix (Fixes: tag)'
 LEFT_CONFLICT = 'does not apply without the fixes before it'
 NOT_DEFINED = 'not defined by any Kconfig file of the pristine tree'
@@ -135,9 +137,8 @@ def series_commits(main: Path, base: str) -> List[Tuple[str, str, bool]]:
 	shas = tree.git(main, 'rev-list', '--reverse', f'{base}..HEAD').stdout.split()
 	out = []
 	for sha in shas:
-		msg = tree.git(main, 'log', '-1', '--format=%B', sha).stdout
-		out.append((sha, msg.strip().splitlines()[0] if msg.strip() else sha[:12],
-			    bool(FIXES_TAG.search(msg))))
+		msg = commitmsg.split(tree.git(main, 'log', '-1', '--format=%B', sha).stdout)
+		out.append((sha, msg.subject or sha[:12], bool(msg.tags('Fixes'))))
 	return out
 
 
@@ -420,10 +421,14 @@ class ArchAB:
 
 
 def compare_sides(rdir: Path, a_tree: Path, b_tree: Path, results: List[ArchAB],
-		  filter_glob: str, sides: Mapping[str, str] = SIDES) -> None:
-	"""Load both sides' cases (baseline.load_results) and label them."""
-	_, a_cases = baseline.load_results(rdir / 'a', a_tree, probe=False)
-	_, b_cases = baseline.load_results(rdir / 'b', b_tree, probe=False)
+		  filter_glob: str, sides: Mapping[str, str] = SIDES,
+		  loaded: Optional[Mapping[str, Optional[rundir.Loaded]]] = None) -> None:
+	"""Load both sides' cases (baseline.load_results) and label them.
+	loaded: each side's results as run.finish already read them (a side
+	missing there, or None, is read from its directory)."""
+	loaded = loaded or {}
+	_, a_cases = baseline.load_results(rdir / 'a', a_tree, probe=False, loaded=loaded.get('a'))
+	_, b_cases = baseline.load_results(rdir / 'b', b_tree, probe=False, loaded=loaded.get('b'))
 	a_by, b_by = {c.arch: c for c in a_cases}, {c.arch: c for c in b_cases}
 	for x in results:
 		if x.a.status == profiles.SKIPPED:
@@ -506,11 +511,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 		       'pristine tree alone (pristine: every case of the series is a new test)')
 
 
-def _write_verdict(rdir: Path, r: ArchResult) -> None:
-	(rdir / r.arch).mkdir(parents=True, exist_ok=True)
-	(rdir / r.arch / 'verdict.json').write_text(json.dumps(asdict(r), indent=1) + '\n')
-
-
 def _run_side(fn: Callable[[], Any], arch: str, profile: str) -> Any:
 	try:
 		return fn()
@@ -533,13 +533,20 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _main(args: argparse.Namespace, arches: List[str], cache: Path) -> int:
+	# As run: when it started, where the time goes (each side's summary.json).
+	timings: Dict[str, float] = {}
+	t0 = time.time()
+	started = now()
 	mode = args.a_side
 	sides = side_names(mode)
 	prof = profiles.get(args.profile)
 	deps.ensure(deps.for_arches([a for a in arches if prof.supports(a)] or arches),
 		    allow_install=not args.no_install)
+	timings['deps'] = time.time() - t0
+	t1 = time.time()
 	b_tree, key, info = run.resolve_tree(args, cache)
 	a_tree, commit, done, left_out = make_a_tree(b_tree, cache, mode)
+	timings['tree'] = time.time() - t1
 	print(f'A ({sides["a"]}): {a_tree} at {commit[:12]} ({done})', flush=True)
 	for lo in left_out:
 		print(f'  not on A: {lo["subject"]} ({lo["why"]})')
@@ -557,10 +564,7 @@ def _main(args: argparse.Namespace, arches: List[str], cache: Path) -> int:
 	def one(arch: str, opts: RunOptions) -> ArchAB:
 		"""Both sides of one arch: B (the series), then A."""
 		if not prof.supports(arch):
-			skipped = [ArchResult(arch, status=profiles.SKIPPED, profile=prof.name,
-						  reason=f'profile {prof.name} not run: {prof.why_not(arch)}')
-				   for _ in 'ab']
-			x = ArchAB(arch, skipped[0], skipped[1])
+			x = ArchAB(arch, run.skipped_profile(arch, prof), run.skipped_profile(arch, prof))
 			progress.say(arch, f'{profiles.SKIPPED}: {prof.why_not(arch)}')
 		else:
 			bdir = cache / 'build' / profiles.build_key(key, prof.name) / arch
@@ -577,8 +581,8 @@ def _main(args: argparse.Namespace, arches: List[str], cache: Path) -> int:
 				progress.say(f'{arch} ({sides[side]})',
 					      f'{r.status} ({r.passed} passed, {r.failed} failed, '
 					      f'{r.skipped} skipped, {r.crashed} crashed)')
-		_write_verdict(rdir / 'a', x.a)
-		_write_verdict(rdir / 'b', x.b)
+		rundir.write_verdict(rdir / 'a', x.a)
+		rundir.write_verdict(rdir / 'b', x.b)
 		return x
 
 	# The arches run as `run` runs them: --parallel N at once (run.run_concurrently).
@@ -588,19 +592,22 @@ def _main(args: argparse.Namespace, arches: List[str], cache: Path) -> int:
 		   dict(run.run_concurrently(todo, workers, options, b_tree, one),
 			**{a: one(a, options) for a in arches if a not in todo}))
 	results: List[ArchAB] = [by_arch[a] for a in arches]
+	# Each side is finished as `run` finishes its results directory: its
+	# consoles read once, for its divergence, its reports and the labels.
+	loaded: Dict[str, Optional[rundir.Loaded]] = {}
 	for side, side_info, ktree in (('a', a_info, a_tree), ('b', info, b_tree)):
-		summary = dict(side_info, arches=[asdict(getattr(x, side)) for x in results],
-			       results_dir=str(rdir / side), filter_glob=args.filter_glob,
-			       profile=prof.name, ab_side=sides[side])
-		(rdir / side / 'summary.json').write_text(json.dumps(summary, indent=1) + '\n')
-		try:
-			written = export.write_reports(rdir / side, ktree)
+		side_dir = rdir / side
+		summary = rundir.summary_of(side_info, [getattr(x, side) for x in results], side_dir,
+					    args.filter_glob, prof.name, started, ab_side=sides[side])
+		fin = run.finish(side_dir, ktree, summary, dict(timings), t0)
+		loaded[side] = fin.loaded
+		for problem in fin.problems:
+			print(f'{side}/: {problem}', file=sys.stderr)
+		if fin.reports:
 			print(f'Reports ({sides[side]}): ' + ', '.join(
-				f'{side}/{k}' for k in sorted(written)))
-		except Exception as e:  # a report must never cost the run its verdict
-			print(f'reports of {side}/ not written: {type(e).__name__}: {e}', file=sys.stderr)
+				f'{side}/{k}' for k in sorted(fin.reports)))
 	try:
-		compare_sides(rdir, a_tree, b_tree, results, args.filter_glob, sides)
+		compare_sides(rdir, a_tree, b_tree, results, args.filter_glob, sides, loaded)
 	except Exception as e:  # without labels there is no verdict: say so, fail
 		for x in results:
 			if x.a.status != profiles.SKIPPED:

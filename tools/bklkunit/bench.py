@@ -11,7 +11,9 @@ concurrently):
 Plain is exactly what a developer types in the tree,
   tools/testing/kunit/kunit.py run --arch=A --build_dir=<cache>/bench/plain/A
       --kunitconfig=... [--cross_compile=...]
-with the compiler wrapper and environment `run` gives kunit.py (ccache with a
+(no printk.time=1 on its kernel command line, unlike every boot of ours:
+with --same-guest it gets our guest, printk timestamps included), with the
+compiler wrapper and environment `run` gives kunit.py (ccache with a
 CCACHE_DIR of its own, reproducible KBUILD_BUILD_* stamps).  Ours is
 ./tools/kunit.py run --arch=A with --build-dir <cache>/bench/ours and a
 ccache directory of its own, fixtures and reports included.  Both build one
@@ -69,7 +71,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 			    'for the cold row (default), or both without')
 	p.add_argument('--same-guest', action='store_true',
 		       help='give the plain side the guest ours boots (--qemu_args: vCPUs and '
-			    'the fixture disks), to compare the tools alone')
+			    'the fixture disks; --kernel_args=printk.time=1), to compare the '
+			    'tools alone')
 	p.add_argument('--ours-first', action='store_true',
 		       help='in each row run ours before plain (the first cold build also '
 			    'warms the page cache for the second)')
@@ -127,7 +130,10 @@ def plain_command(lay: Layout, arch: str, args: argparse.Namespace,
 	if cross:
 		cmd.append(f'--cross_compile={cross}')
 	cmd += [f'--make_options={m}' for m in plan.make_options(arch, args.ccache == 'on')]
-	cmd += profiles.exec_options(args.profile, qemu_args or [])
+	# --same-guest: our guest, printk timestamps included; otherwise the
+	# kernel command line kunit.py gives it (the profile's own arguments only).
+	cmd += profiles.exec_options(args.profile, qemu_args or [],
+				     plan.GUEST_KERNEL_ARGS if args.same_guest else ())
 	return cmd
 
 
@@ -647,7 +653,9 @@ def dry_run(lay: Layout, arches: List[str], rows: List[str], args: argparse.Name
 					print(f'empty {lay.ccache(side)}')
 			if row == 'edit':
 				print(f'edit {lay.src / args.edit_file} (appended, restored afterwards)')
-			cmds = [('plain', plain_command(lay, arch, args)),
+			same = plan.qemu_extra(arch, plan.profile_named(args.profile)) \
+				if args.same_guest else []
+			cmds = [('plain', plain_command(lay, arch, args, same)),
 				('ours', ours_command(lay, arch, args, rdir / arch / row / 'ours'))]
 			for name, cmd in (cmds[::-1] if args.ours_first else cmds):
 				env = (f'CCACHE_DIR={lay.ccache("plain")} ' if name == 'plain' and

@@ -5,8 +5,11 @@ The consoles are read by the kernel tree's own kunit_parser (kunit_tool.py
 loads it); nothing here parses KTAP by itself.  What the parser does not keep is
 taken from the lines it consumed, which it hands over in order with their
 console line numbers: the '# SKIP' reason of a result line and the printk
-timestamps that give each case its duration.  Without timestamps there is
-no duration, never a guessed one.
+timestamps ("[    1.234567] ", printed because every boot passes
+printk.time=1: plan.GUEST_KERNEL_ARGS) that give each case its duration and
+the guest time it started at (Case.clock; rundir.py turns that into a
+wall-clock start_time).  Without timestamps there is no duration and no
+start, never a guessed one.
 
 Case statuses use KCIDB's names: PASS, FAIL, SKIP, ERROR (the case that was
 running when the guest crashed or hung, or that never printed its result)
@@ -61,13 +64,23 @@ class _Reader:
 		d = self.stamps[end] - self.stamps[start]
 		return round(d, 6) if d >= 0 else None
 
+	def first_line(self, t) -> Optional[int]:
+		"""The console line a Test's time counts from: its header, else the
+		line it began after."""
+		return self.marks.header.get(id(t), self.marks.start.get(id(t)))
+
 	def span(self, t) -> Optional[float]:
 		end = self.marks.result.get(id(t), (None, ''))[0]
-		start = self.marks.header.get(id(t), self.marks.start.get(id(t)))
-		return self.duration(start, end)
+		return self.duration(self.first_line(t), end)
+
+	def clock(self, t) -> Optional[float]:
+		"""The printk time its duration counts from (None without one)."""
+		n = self.first_line(t)
+		return self.stamps.get(n) if n is not None else None
 
 	def leaf(self, t, suite: str, name: str, params: Tuple[str, ...]) -> Case:
-		c = Case(suite, name, params, diagnostics=_dedent(t.log), duration=self.span(t))
+		c = Case(suite, name, params, diagnostics=_dedent(t.log), duration=self.span(t),
+			 clock=self.clock(t))
 		start = self.marks.start.get(id(t))
 		if id(t) in self.marks.result and start is not None:
 			c.span = (start, self.marks.result[id(t)][0])
@@ -117,7 +130,7 @@ class _Reader:
 			out.append(c)
 
 	def suite(self, t) -> Suite:
-		s = Suite(t.name, duration=self.span(t))
+		s = Suite(t.name, duration=self.span(t), clock=self.clock(t))
 		if not t.subtests and id(t) not in self.marks.header:
 			# "not ok N suite" alone: its suite_init failed (Linux prints
 			# "# failed to initialize (-N)" and no plan), or KTAP without cases.

@@ -15,11 +15,13 @@ Nothing here changes a module global of the parser while it parses:
     loaded from the tree, whose `stdout` Printer writes nowhere.  kunit_parser
     6.12 prints through that module-level Printer only, so it stays quiet
     without sys.stdout or a Printer being swapped per call.
-  - the line numbers of what the parser consumed for each Test (its header,
-    its result line) are noted by a subclass of its LineStream: pop() looks
-    at which parser function took the line (parse_ktap_header,
-    parse_test_header, parse_test_result) and for which Test.  The
-    functions themselves are never replaced.
+  - the line numbers of what the parser consumed are kept by a subclass of
+    its LineStream (pop() notes each line as the parser takes it); which
+    Test took which header and result line is found afterwards by a pass
+    over the Test tree the parser returned and those lines (_Walk), with
+    the parser's own regular expressions.  Nothing depends on the names of
+    the parser's functions or on how they call their Test, and none of
+    them is replaced or wrapped.
 """
 
 import builtins
@@ -165,16 +167,16 @@ class Marks:
 
 
 def _structural(kp: ModuleType, line: str) -> bool:
-	"""A line the parser does not take as a diagnostic."""
+	"""A line the parser does not take as a diagnostic (parse_diagnostic's
+	non-diagnostic lines)."""
 	return any(r.match(line) for r in (kp.TEST_RESULT, kp.TEST_HEADER, kp.KTAP_START,
 					   kp.TAP_START, kp.TEST_PLAN))
 
 
-def _recording_stream(kp: ModuleType, pairs: List[Tuple[int, str]], marks: Marks) -> Any:
-	"""A kunit_parser LineStream over pairs that notes, in marks, the header
-	and result lines each Test was given, and keeps what was popped."""
-	headers = (kp.parse_ktap_header.__code__, kp.parse_test_header.__code__)
-	results = kp.parse_test_result.__code__
+def _recording_stream(kp: ModuleType, pairs: List[Tuple[int, str]]) -> Any:
+	"""A kunit_parser LineStream over pairs that keeps every line popped
+	from it, with its console line number, in the order the parser took
+	them (which Test took which is _Walk's to find out)."""
 
 	class Recording(kp.LineStream):  # type: ignore[name-defined]
 		def __init__(self) -> None:
@@ -184,28 +186,93 @@ def _recording_stream(kp: ModuleType, pairs: List[Tuple[int, str]], marks: Marks
 		def pop(self) -> str:
 			n = self.line_number()
 			s: str = super().pop()
-			caller = sys._getframe(1)
-			code = caller.f_code
-			if code is results or any(code is h for h in headers):
-				test = caller.f_locals.get('test')
-				if not isinstance(test, kp.Test):
-					# (a parser whose functions call their Test otherwise)
-					test = next(v for v in caller.f_locals.values()
-						    if isinstance(v, kp.Test))
-				marks.tests.append(test)
-				if code is results:
-					marks.result[id(test)] = (n, s)
-					# A case starts where the previous result (or the header
-					# or plan above it) was printed; its diagnostics come between.
-					marks.start[id(test)] = next(
-						(m for m, line in reversed(self.popped) if _structural(kp, line)),
-						None)
-				else:
-					marks.header.setdefault(id(test), n)
 			self.popped.append((n, s))
 			return s
 
 	return Recording()
+
+
+class _Walk:
+	"""Which of the lines kunit_parser consumed for one document went to
+	which Test: a pass over the Test tree it returned and those lines, in
+	the order parse_test takes them (diagnostics, 'KTAP version', '#
+	Subtest:', diagnostics, the plan, the subtests, diagnostics, the result
+	line), matched with the parser's own regular expressions.  It decides
+	nothing the parser decided (names, statuses, counts are the Test's); it
+	only places the header and result lines, noting them in marks.
+
+	A subtest took the result line that follows it when that line names it
+	as it is now named: parse_test_result gives a Test the name of the
+	result line it consumed, and one that consumed none keeps its header's
+	name (or none: a plan's placeholder, a leaf that never printed its
+	result), which the parser did not find there."""
+
+	def __init__(self, kp: ModuleType, popped: List[Tuple[int, str]], begin: int, end: int,
+		     marks: Marks):
+		self.kp, self.popped, self.i, self.end, self.marks = kp, popped, begin, end, marks
+
+	def _skip(self) -> Optional[str]:
+		"""Past the diagnostics (parse_diagnostic): the next line, not taken."""
+		while self.i < self.end and not _structural(self.kp, self.popped[self.i][1]):
+			self.i += 1
+		return self.popped[self.i][1] if self.i < self.end else None
+
+	def _here(self, *res: Any) -> bool:
+		"""Whether the next line, diagnostics not skipped, matches one of res."""
+		return self.i < self.end and any(r.match(self.popped[self.i][1]) for r in res)
+
+	def _take(self, test: Any, header: bool) -> None:
+		n, text = self.popped[self.i]
+		self.marks.tests.append(test)
+		if header:
+			self.marks.header.setdefault(id(test), n)
+		else:
+			self.marks.result[id(test)] = (n, text)
+			# A case starts where the previous result (or the header or
+			# plan above it) was printed; its diagnostics come between.
+			self.marks.start[id(test)] = next(
+				(self.popped[j][0] for j in range(self.i - 1, -1, -1)
+				 if _structural(self.kp, self.popped[j][1])), None)
+		self.i += 1
+
+	def _result_name(self, line: str) -> Optional[str]:
+		"""The name parse_test_result gives the Test that takes this line."""
+		m = self.kp.TEST_RESULT.match(line)
+		if not m:
+			return None
+		skip = self.kp.TEST_RESULT_SKIP.match(line)
+		return skip.group(4) if skip else m.group(4)
+
+	def _body(self, test: Any) -> None:
+		"""After the header lines: diagnostics, the plan, the subtests."""
+		self._skip()
+		if self._here(self.kp.TEST_PLAN):
+			self.i += 1
+		for sub in test.subtests:
+			self.subtest(sub)
+
+	def document(self, test: Any) -> None:
+		self._skip()
+		if self._here(self.kp.KTAP_START, self.kp.TAP_START):
+			self._take(test, header=True)
+		self._body(test)
+
+	def subtest(self, test: Any) -> None:
+		self._skip()
+		parent = False
+		# "KTAP version" and "# Subtest:" as parse_test reads them: the
+		# second right after the first, no diagnostic between.
+		if self._here(self.kp.KTAP_START, self.kp.TAP_START):
+			self._take(test, header=True)
+			parent = True
+		if self._here(self.kp.TEST_HEADER):
+			self._take(test, header=True)
+			parent = True
+		if parent:
+			self._body(test)
+		line = self._skip()
+		if test.name and line is not None and self._result_name(line) == test.name:
+			self._take(test, header=False)
 
 
 @dataclass
@@ -253,9 +320,9 @@ def documents(kernel_tree: Path, lines: Sequence[str]) -> Documents:
 	while extracted:
 		n = extracted.line_number()
 		pairs.append((n, extracted.pop()))
-	marks = Marks()
-	stream = _recording_stream(kp, pairs, marks)
+	stream = _recording_stream(kp, pairs)
 	docs: List[Any] = []
+	begins: List[int] = []          # where in stream.popped each document starts
 	while stream:
 		line = stream.peek()
 		# Later documents start with an unindented "KTAP version"
@@ -264,8 +331,13 @@ def documents(kernel_tree: Path, lines: Sequence[str]) -> Documents:
 				 and not line[:1].isspace()):
 			stream.pop()
 			continue
+		begins.append(len(stream.popped))
 		doc = kp.parse_test(stream, 0, [], False)
 		if doc.status != kp.TestStatus.NO_TESTS:
 			doc.status = doc.counts.get_status()
 		docs.append(doc)
+	marks = Marks()
+	for k, doc in enumerate(docs):
+		end = begins[k + 1] if k + 1 < len(docs) else len(stream.popped)
+		_Walk(kp, stream.popped, begins[k], end, marks).document(doc)
 	return Documents(docs, marks, kp, stream.popped, [text for _, text in pairs])

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from . import paths, tree
+from . import commitmsg, paths, tree
 from .errors import UserError
 
 STABLE = 'stable@vger.kernel.org'
@@ -144,15 +144,18 @@ def subsystem_of(name: str, text: str) -> str:
 			'subsystem: split the patch')
 
 
-def message_of(text: str) -> str:
-	"""The commit message of a format-patch file: after the headers, up to ---."""
-	body = text.split('\n\n', 1)[1] if '\n\n' in text else text
-	return body.split('\n---\n', 1)[0]
+STABLE_CC = re.compile(r'^Cc:\s*(.*<)?stable@vger\.kernel\.org>?\s*(#.*)?$', re.I)
+
+
+def message_words(text: str) -> str:
+	"""The commit message of a format-patch file after its subject (body and
+	trailers, commitmsg.split), its words one space apart."""
+	return ' '.join(commitmsg.split(text).text.split())
 
 
 def cc_stable(text: str) -> bool:
-	return bool(re.search(r'^Cc:\s*(.*<)?stable@vger\.kernel\.org>?\s*(#.*)?$',
-			      message_of(text), re.M))
+	"""Whether a patch asks stable for itself: a `Cc: stable@...` trailer."""
+	return any(STABLE_CC.match(t) for t in commitmsg.split(text).tags('Cc'))
 
 
 # ------------------------------------------------------------ stable requests
@@ -233,7 +236,7 @@ def request_problems(requests: Sequence[Request], patches: Sequence[Path]) -> Li
 			bad.append(f'{r.id}: replaces "{r.replaces}", which is not a patch of the series')
 			continue
 		text = p.read_text(errors='replace')
-		if r.id not in ' '.join(message_of(text).split()):
+		if r.id not in message_words(text):
 			bad.append(f'{r.id}: {p.name} does not cite it in its message')
 		if cc_stable(text):
 			bad.append(f'{r.id}: {p.name} carries Cc: stable; stable should take '
@@ -330,7 +333,7 @@ def stale_mentions(sets: Dict[str, List[Path]], left_out: Sequence[str]) -> List
 	out = []
 	for ps in sets.values():
 		for p in ps:
-			msg = ' '.join(message_of(p.read_text(errors='replace')).split())
+			msg = message_words(p.read_text(errors='replace'))
 			for s in left_out:
 				if s in msg:
 					out.append(f'{p.name} names "{s}", which is not in its mail set')

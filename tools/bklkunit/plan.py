@@ -29,6 +29,13 @@ PROGRESS_INTERVAL = progress.INTERVAL
 # Guests get two vCPUs: the race and stress cases of the suites need a second
 # CPU to race on.  (--smp 1 for a single-CPU guest.)
 DEFAULT_SMP = 2
+# The kernel command line of every boot of `run` and `ab` (first boots,
+# re-runs, --list_tests), whatever the profile: printk timestamps on the
+# console, so each case has a duration and a start time (console.py,
+# rundir.py).  printk.time works whatever CONFIG_PRINTK_TIME says.  Not
+# bench's plain side, unless --same-guest: that is kunit.py as a developer
+# types it.
+GUEST_KERNEL_ARGS: Tuple[str, ...] = ('printk.time=1',)
 
 
 def profile_named(name: str) -> profiles.Profile:
@@ -136,8 +143,9 @@ class RunOptions:
 
 	def exec_options(self, arch: str) -> List[str]:
 		"""kunit.py exec's --qemu_args and --kernel_args: the profile's, the
-		vCPUs, the user's."""
-		return profiles.exec_options(self.profile.name, self.qemu_extra(arch))
+		vCPUs, the user's; then GUEST_KERNEL_ARGS."""
+		return profiles.exec_options(self.profile.name, self.qemu_extra(arch),
+					     GUEST_KERNEL_ARGS)
 
 
 def qemu_extra(arch: str, profile: profiles.Profile, qemu_args: Sequence[str] = (),

@@ -16,7 +16,7 @@ CONFIG_FAILED.
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 from . import paths
 from .errors import UserError
@@ -93,9 +93,11 @@ def build_key(tree_key: str, name: str) -> str:
 	return tree_key if name == DEFAULT else f'{tree_key}-{name}'
 
 
-def exec_options(name: str, qemu_args: List[str]) -> List[str]:
-	"""kunit.py exec options of a profile, then the user's --qemu-args."""
+def exec_options(name: str, qemu_args: Sequence[str],
+		 kernel_args: Sequence[str] = ()) -> List[str]:
+	"""kunit.py exec options of a profile, then the user's --qemu-args; the
+	profile's --kernel_args, then kernel_args (the run's own)."""
 	p = PROFILES.get(name, PROFILES[DEFAULT])
 	out = [f'--qemu_args={q}' for q in list(p.qemu_args) + list(qemu_args)]
-	out += [f'--kernel_args={k}' for k in p.kernel_args]
+	out += [f'--kernel_args={k}' for k in list(p.kernel_args) + list(kernel_args)]
 	return out

@@ -17,7 +17,8 @@ Files, in <results>/<arch>/: console.N.log, kunit.N.log and results.N.json
 for boot N (the first boot keeps console.log, kunit.log, results.json);
 console.list.log and kunit.list.log for the --list_tests boot; ktap.log is
 the KTAP of every test boot, one after the other.  verdict.json "boots"
-lists them (boot, purpose continue|rerun|list, filter, console, status).
+lists them (boot, purpose continue|rerun|list, filter, console, status,
+started: when that kunit.py exec was started).
 """
 
 import shutil
@@ -29,7 +30,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from . import baseline, ktap, kunit_tool, progress
 from .console import parse_console
 from .plan import ArchPlan
-from .results import (ERROR, FAIL, MISS, PASS, SKIP, ArchStatus, Suite, merge_boots,
+from .results import (ERROR, FAIL, MISS, PASS, SKIP, ArchStatus, Suite, merge_boots, now,
 		      placeholder_suite, stopped_note)
 
 # What kunit.py exec --list_tests prints for each test (its own filter).
@@ -42,6 +43,7 @@ class Booter:
 	env: Dict[str, str]
 	boots: List[Dict[str, Any]] = field(default_factory=list)
 	seconds: float = 0.0
+	started: str = ''         # when the last boot was started (results.now())
 
 	@property
 	def ktree(self) -> Path:
@@ -57,13 +59,15 @@ class Booter:
 		return self.plan.name
 
 	def _exec(self, extra: List[str], name: str, label: str) -> Tuple[int, str, List[str]]:
-		"""One kunit.py exec; (exit status, its output, the console)."""
+		"""One kunit.py exec; (exit status, its output, the console).  When
+		it was started is self.started."""
 		o = self.plan.options
 		cmd = self.plan.exec_command(extra, timeout=o.suite_timeout)
 		src = self.plan.build_dir / 'test.log'
 		if src.exists():
 			src.unlink()
 		t0 = time.time()
+		self.started = now()
 		rc = progress.stream(cmd, self.out / f'kunit.{name}.log', self.env, o.verbose,
 				     f'{self.shown} {label}', o.progress_interval)
 		self.seconds += time.time() - t0
@@ -83,7 +87,7 @@ class Booter:
 		tests = kunit_tool.listed_tests(output)
 		self.boots.append({'boot': 'list', 'purpose': 'list', 'filter': filter_glob,
 				   'console': 'console.list.log', 'kunit_log': 'kunit.list.log',
-				   'exit': rc, 'tests': len(tests)})
+				   'exit': rc, 'tests': len(tests), 'started': self.started})
 		return tests
 
 	def boot(self, glob: str, purpose: str) -> Tuple[List[Suite], ktap.Verdict]:
@@ -96,7 +100,8 @@ class Booter:
 		suites = parse_console(self.ktree, console, stopped_note(v.status, v.reason))
 		self.boots.append({'boot': n, 'purpose': purpose, 'filter': glob,
 				   'console': f'console.{n}.log', 'kunit_log': f'kunit.{n}.log',
-				   'exit': rc, 'status': v.status, 'reason': v.reason})
+				   'exit': rc, 'status': v.status, 'reason': v.reason,
+				   'started': self.started})
 		with open(self.out / 'ktap.log', 'a') as f:
 			f.write(''.join(l + '\n' for l in v.ktap))
 		return suites, v

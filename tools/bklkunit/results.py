@@ -15,10 +15,15 @@ same text they always did):
 
 Case, Suite and ArchRun are an arch's cases as read from its consoles;
 ArchResult is what `run` found for an arch (verdict.json).
+
+Wall-clock times (when a run, a build, a boot started) are recorded as RFC
+3339 text with the local UTC offset (now()) and read back by parse_time(),
+which takes nothing without an offset: a time it cannot place is no time.
 """
 
 import enum
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 
@@ -95,6 +100,39 @@ def stopped_note(status: str, reason: str) -> str:
 	return f'{status}: {reason}'.split('\n')[0][:300]
 
 
+def now() -> str:
+	"""This moment as recorded in summary.json and verdict.json: RFC 3339,
+	milliseconds, the local UTC offset ('2026-12-05T09:41:07.123+01:00')."""
+	return datetime.now().astimezone().isoformat(timespec='milliseconds')
+
+
+def parse_time(v: Any) -> Optional[datetime]:
+	"""A recorded time (now()'s text) as an aware datetime; None for
+	anything else: missing (results written before times were recorded),
+	not text, not a time, or without a UTC offset."""
+	if not isinstance(v, str) or not v:
+		return None
+	try:
+		t = datetime.fromisoformat(v)
+	except ValueError:
+		return None
+	return t if t.tzinfo is not None and t.utcoffset() is not None else None
+
+
+def rfc3339(t: datetime) -> str:
+	"""An aware datetime as KCIDB wants it: RFC 3339 in UTC, microseconds
+	('2026-12-05T08:41:07.123000+00:00')."""
+	return t.astimezone(timezone.utc).isoformat(timespec='microseconds')
+
+
+def at_clock(started: Optional[datetime], clock: Optional[float]) -> Optional[datetime]:
+	"""The wall-clock moment of a printk time: a boot's start plus the
+	guest's seconds since it booted (None when either is unknown)."""
+	if started is None or clock is None:
+		return None
+	return started + timedelta(seconds=clock)
+
+
 @dataclass
 class Case:
 	"""One result row: a case, one parameter of a case, or a suite that
@@ -106,6 +144,11 @@ class Case:
 	message: str = ''               # SKIP reason; what ERROR/MISS means here
 	diagnostics: List[str] = field(default_factory=list)
 	duration: Optional[float] = None
+	# The printk time (guest seconds) its duration counts from: the line it
+	# starts after (console.py); start_time is that moment on the wall
+	# clock, the boot's start plus clock (rundir.py; None when not known).
+	clock: Optional[float] = None
+	start_time: Optional[datetime] = None
 	named: bool = True              # False: the name stands for a plan position
 	kind: str = ''                  # JUnit error/failure type when not the default
 	running: bool = False           # ERROR: it was running when the guest stopped
@@ -144,6 +187,8 @@ class Suite:
 	name: str
 	cases: List[Case] = field(default_factory=list)
 	duration: Optional[float] = None
+	clock: Optional[float] = None           # printk time of its header, as Case.clock
+	start_time: Optional[datetime] = None
 
 
 @dataclass
@@ -161,6 +206,8 @@ class ArchRun:
 	run_seconds: Optional[float] = None
 	build_command: str = ''
 	build_tail: str = ''
+	build_started: Optional[datetime] = None     # verdict.json build_started
+	boot_started: Optional[datetime] = None      # verdict.json boot_started (the first boot)
 	# Set when the console does not bear out summary.json (damaged or
 	# missing logs): why, and the status summary.json gave.  status is then
 	# what the console shows (CRASH, or FAIL), never PASS.
@@ -221,6 +268,11 @@ class ArchResult:
 	reports: List[Dict] = field(default_factory=list)    # kernel reports (kernel_reports.py)
 	build_skipped: bool = False   # inputs unchanged since the last build (buildstamp.py)
 	judge_seconds: float = 0.0    # after the boot: console, verdict, kernel reports
+	# When `kunit.py build` and the first `kunit.py exec` were started (now()'s
+	# text; '' when not run, or in results written before these were recorded).
+	# Each boot after the first has its own "started" in boots.
+	build_started: str = ''
+	boot_started: str = ''
 
 	@property
 	def ok(self) -> bool:

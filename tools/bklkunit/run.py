@@ -14,16 +14,15 @@ suites a crash cut off, --rerun-failures) are rerun.py's: console.N.log etc.
 
 import argparse
 import hashlib
-import json
 import os
 import re
 import shutil
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Tuple, TypeVar, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar, Union
 
 from . import (baseline, buildstamp, deps, export, kernel_reports, ktap, kunit_tool, paths,
 	       plan, profiles, progress, rerun, rundir, tree)
@@ -31,7 +30,7 @@ from .console import parse_console
 from .errors import UserError
 from .plan import (DEFAULT_SMP, DEFAULT_SUITE_TIMEOUT, DEFAULT_TIMEOUT, PROGRESS_INTERVAL,
 		   ArchPlan, RunOptions, build_env, kunitconfigs)
-from .results import ArchResult, ArchStatus, stopped_note
+from .results import ArchResult, ArchStatus, now, stopped_note
 
 T = TypeVar('T')
 # An arch running alongside others gets at least this many CPUs.
@@ -209,6 +208,7 @@ def _run_arch(p: ArchPlan, cache: Path) -> ArchResult:
 	cmd = p.build_command()
 	frags = p.fragments
 	t0 = time.time()
+	res.build_started = now()
 	want = None
 	if not o.always_build:
 		want = buildstamp.inputs(tree_fingerprint(o, ktree), cmd[1:], frags,
@@ -248,6 +248,9 @@ def _run_arch(p: ArchPlan, cache: Path) -> ArchResult:
 		console_src.unlink()
 	_progress(name, 'boot')
 	t0 = time.time()
+	# The guest's printk clock starts (about) now: a case's start time is
+	# this plus its printk time (rundir.py).
+	res.boot_started = now()
 	rc = _stream(cmd, out / 'kunit.log', env, o.verbose, f'{name} boot', o.progress_interval)
 	res.run_seconds = time.time() - t0
 	t0 = time.time()
@@ -450,6 +453,62 @@ def run_concurrently(arches: List[str], workers: int, options: RunOptions, ktree
 		progress.LINES_ONLY = False
 
 
+def skipped_profile(arch: str, prof: profiles.Profile) -> ArchResult:
+	"""An arch the profile does not exist on: not built, not booted."""
+	return ArchResult(arch, status=profiles.SKIPPED, profile=prof.name,
+			  reason=f'profile {prof.name} not run: {prof.why_not(arch)}')
+
+
+@dataclass
+class Finished:
+	"""A results directory whose arches are done, as finish() left it."""
+	summary: Dict[str, Any]                   # as written to summary.json
+	loaded: Optional[rundir.Loaded] = None    # every console, read once (None: unreadable)
+	divergence: Optional[Dict[str, Any]] = None
+	reports: Dict[str, Path] = field(default_factory=dict)   # what export wrote
+	problems: List[str] = field(default_factory=list)        # what could not be done, and why
+
+
+def finish(rdir: Path, ktree: Path, summary: Dict[str, Any], timings: Dict[str, float],
+	   t0: float) -> Finished:
+	"""What `run`, and each side of `ab`, does once its arches are done and
+	their verdict.json written: every console read once (rundir.load_run)
+	for the cross-arch divergence (more than one arch that counts) and
+	every report (export), then summary.json, written once, with timings
+	(the caller's, plus divergence, reports and the total since t0).
+	Neither the divergence nor a report may cost the run its verdict:
+	what fails is in Finished.problems."""
+	done = Finished(summary)
+	t1 = time.time()
+	unread: Optional[Exception] = None
+	try:
+		done.loaded = rundir.load_run(rdir, ktree, summary=summary)
+	except Exception as e:  # never at the cost of the verdict
+		unread = e
+	counted = [e for e in summary['arches'] if e.get('status') != profiles.SKIPPED]
+	if len(counted) > 1:
+		try:
+			if done.loaded is None:
+				raise unread or RuntimeError('results not read')
+			_, cases = baseline.load_results(rdir, ktree, probe=False, loaded=done.loaded)
+			done.divergence = summary['divergence'] = baseline.divergence(cases)
+		except Exception as e:
+			done.problems.append(f'cross-arch divergence not computed: {type(e).__name__}: {e}')
+	timings['divergence'] = time.time() - t1
+	t1 = time.time()
+	try:
+		if done.loaded is None:
+			raise unread or RuntimeError('results not read')
+		done.reports = export.write_reports(rdir, ktree, loaded=done.loaded)
+	except Exception as e:  # a report must never cost the run its verdict
+		done.problems.append(f'reports not written: {type(e).__name__}: {e}')
+	timings['reports'] = time.time() - t1
+	timings['total'] = time.time() - t0
+	summary['timings'] = {k: round(v, 3) for k, v in timings.items()}
+	rundir.write_summary(rdir, summary)
+	return done
+
+
 def main(args: argparse.Namespace) -> int:
 	try:
 		arches = paths.parse_arches(args.arch)
@@ -461,6 +520,7 @@ def main(args: argparse.Namespace) -> int:
 	# Where the run's own time goes (summary.json "timings"; `bench` reads it).
 	timings: Dict[str, float] = {}
 	t0 = time.time()
+	started = now()
 	deps.ensure(deps.for_arches([a for a in arches if prof.supports(a)] or arches),
 		    allow_install=not args.no_install)
 	timings['deps'] = time.time() - t0
@@ -486,8 +546,7 @@ def main(args: argparse.Namespace) -> int:
 		except Exception as e:  # one arch's trouble must not hide the others
 			r = ArchResult(arch, status=ArchStatus.ERROR, reason=f'{type(e).__name__}: {e}',
 				       profile=prof.name)
-		(rdir / arch).mkdir(parents=True, exist_ok=True)
-		(rdir / arch / 'verdict.json').write_text(json.dumps(asdict(r), indent=1) + '\n')
+		rundir.write_verdict(rdir, r)
 		_progress(arch, f'{r.status} ({r.passed} passed, {r.failed} failed, '
 			  f'{r.skipped} skipped, {r.crashed} crashed)')
 		return r
@@ -495,11 +554,8 @@ def main(args: argparse.Namespace) -> int:
 	by_arch: Dict[str, ArchResult] = {}
 	for arch in arches:
 		if not prof.supports(arch):
-			r = ArchResult(arch, status=profiles.SKIPPED, profile=prof.name,
-				       reason=f'profile {prof.name} not run: {prof.why_not(arch)}')
-			by_arch[arch] = r
-			(rdir / arch).mkdir(parents=True, exist_ok=True)
-			(rdir / arch / 'verdict.json').write_text(json.dumps(asdict(r), indent=1) + '\n')
+			r = by_arch[arch] = skipped_profile(arch, prof)
+			rundir.write_verdict(rdir, r)
 			_progress(arch, f'{r.status}: {prof.why_not(arch)}')
 	todo = [a for a in arches if a not in by_arch]
 	workers = parallel_workers(args.parallel, len(todo))
@@ -509,42 +565,12 @@ def main(args: argparse.Namespace) -> int:
 	else:
 		by_arch.update(run_concurrently(todo, workers, options, ktree, one))
 	results: List[ArchResult] = [by_arch[a] for a in arches]
-	summary = dict(info, arches=[asdict(r) for r in results], results_dir=str(rdir),
-		       filter_glob=args.filter_glob, profile=prof.name)
-	# Every console is read once (rundir.load_run), for the divergence and
-	# every report; summary.json is written once, at the end.
-	t1 = time.time()
-	loaded: Optional[rundir.Loaded] = None
-	try:
-		loaded = rundir.load_run(rdir, ktree, summary=summary)
-	except Exception as e:  # never at the cost of the verdict
-		unread: Optional[Exception] = e
-	else:
-		unread = None
-	div = None
-	if sum(r.counted for r in results) > 1:
-		try:
-			if loaded is None:
-				raise unread or RuntimeError('results not read')
-			_, cases = baseline.load_results(rdir, ktree, probe=False, loaded=loaded)
-			div = baseline.divergence(cases)
-			summary['divergence'] = div
-		except Exception as e:  # like the reports: never at the cost of the verdict
-			print(f'cross-arch divergence not computed: {type(e).__name__}: {e}',
-			      file=sys.stderr)
-	timings['divergence'] = time.time() - t1
-	t1 = time.time()
-	try:
-		if loaded is None:
-			raise unread or RuntimeError('results not read')
-		written = export.write_reports(rdir, ktree, loaded=loaded)
-		print('Reports: ' + ', '.join(sorted(str(k) for k in written)))
-	except Exception as e:  # a report must never cost the run its verdict
-		print(f'reports not written: {type(e).__name__}: {e}', file=sys.stderr)
-	timings['reports'] = time.time() - t1
-	timings['total'] = time.time() - t0
-	summary['timings'] = {k: round(v, 3) for k, v in timings.items()}
-	(rdir / 'summary.json').write_text(json.dumps(summary, indent=1) + '\n')
+	done = finish(rdir, ktree, rundir.summary_of(info, results, rdir, args.filter_glob, prof.name,
+						     started), timings, t0)
+	for problem in done.problems:
+		print(problem, file=sys.stderr)
+	if done.reports:
+		print('Reports: ' + ', '.join(sorted(done.reports)))
 	if not args.results_dir:
 		set_latest(cache, rdir)
 	print()
@@ -559,6 +585,7 @@ def main(args: argparse.Namespace) -> int:
 	if any(r.flaky for r in results):
 		print('\nWARNING: flaky cases (failed, then passed when run again) fail the run: '
 		      'a flaky test is a defect to fix')
+	div = done.divergence
 	if div and (div['cases'] or div['no_results']):
 		print('\nCross-arch divergence (pass on one arch, not on another):')
 		print('\n'.join(baseline.format_divergence(div, limit=30)))

@@ -1,28 +1,56 @@
 # SPDX-License-Identifier: GPL-2.0
-"""A results directory of `kunit.py run`, read back and checked.
+"""A results directory of `kunit.py run` (or of a side of `ab`): written,
+and read back and checked.
+
+write_verdict and write_summary are the one writer of <arch>/verdict.json
+and summary.json (run.finish decides what goes in them).
 
 summary.json and each arch's verdict.json, build.log and consoles (the
 first boot's, and those of the boots that ran what a crash cut off) become
 one ArchRun per arch (results.py), every console read by console.py.  A
 console that does not bear summary.json out wins: the arch is then what its
-console shows (ArchRun.disagreement says why).
+console shows (ArchRun.disagreement says why).  Each case's start_time is
+its boot's recorded start plus its printk time (place_in_time); results
+written before the starts were recorded load without them.
 """
 
 import json
 import re
 import shutil
 import subprocess
+from dataclasses import asdict
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import ktap, kunit_tool, paths
 from .console import parse_console
 from .errors import UserError
-from .results import (BUILT, NOT_BUILT, RAN_TO_THE_END, ArchRun, ArchStatus, merge_boots,
-		      stopped_note)
+from .results import (BUILT, NOT_BUILT, RAN_TO_THE_END, ArchResult, ArchRun, ArchStatus, Suite,
+		      at_clock, merge_boots, parse_time, stopped_note)
 
 BANNER = re.compile(r'Linux version \S+ \([^)]*\) \((.*)\) #')
 LOG_EXCERPT_MAX = 16384          # KCIDB v5.3 maxLength of every log_excerpt: a build's tail
+
+
+def write_verdict(rdir: Path, r: ArchResult) -> None:
+	"""<rdir>/<arch>/verdict.json of one arch."""
+	adir = Path(rdir) / r.arch
+	adir.mkdir(parents=True, exist_ok=True)
+	(adir / 'verdict.json').write_text(json.dumps(asdict(r), indent=1) + '\n')
+
+
+def summary_of(info: Dict[str, Any], results: Sequence[ArchResult], rdir: Path,
+	       filter_glob: str, profile: str, started: str, **extra: Any) -> Dict[str, Any]:
+	"""summary.json as `run` and each side of `ab` write it: the tree
+	(info), every arch's verdict, where, the filter, the profile, when it
+	started, and what else the caller records (extra)."""
+	return dict(info, arches=[asdict(r) for r in results], results_dir=str(rdir),
+		    filter_glob=filter_glob, profile=profile, started=started, **extra)
+
+
+def write_summary(rdir: Path, summary: Dict[str, Any]) -> None:
+	(Path(rdir) / 'summary.json').write_text(json.dumps(summary, indent=1) + '\n')
 
 
 def _first_line(cmd: List[str]) -> str:
@@ -135,13 +163,32 @@ def summary_problem(summary: Any) -> str:
 	return ''
 
 
-def continuation_consoles(adir: Path, verdict: Dict[str, Any]) -> List[Path]:
-	"""The consoles of the boots that ran what a crash cut off, in order."""
+def continuation_boots(adir: Path,
+		       verdict: Dict[str, Any]) -> List[Tuple[Path, Optional[datetime]]]:
+	"""The consoles of the boots that ran what a crash cut off, in order,
+	each with when that boot was started (None in results from before it
+	was recorded)."""
 	boots = verdict.get('boots', []) or []
-	return [Path(adir) / b['console'] for b in (boots if isinstance(boots, list) else [])
+	return [(Path(adir) / b['console'], parse_time(b.get('started')))
+		for b in (boots if isinstance(boots, list) else [])
 		if isinstance(b, dict) and b.get('purpose') == 'continue'
 		and isinstance(b.get('console'), str) and b['console']
 		and '/' not in b['console'] and b['console'] not in ('.', '..')]
+
+
+def continuation_consoles(adir: Path, verdict: Dict[str, Any]) -> List[Path]:
+	"""The consoles of the boots that ran what a crash cut off, in order."""
+	return [p for p, _ in continuation_boots(adir, verdict)]
+
+
+def place_in_time(suites: Sequence[Suite], started: Optional[datetime]) -> None:
+	"""Give each suite and case of one boot its wall-clock start_time: the
+	boot's start plus its printk time (Case.clock).  Without either it
+	has none."""
+	for s in suites:
+		s.start_time = at_clock(started, s.clock)
+		for c in s.cases:
+			c.start_time = at_clock(started, c.clock)
 
 
 def judge_again(kernel_tree: Path, r: 'ArchRun', entry: Dict[str, Any], adir: Path,
@@ -215,6 +262,10 @@ def load_run(rdir: Path, kernel_tree: Path, environment: Optional[Dict[str, Dict
 		r = ArchRun(arch, str(entry.get('status', ArchStatus.ERROR)), str(entry.get('reason', '') or ''))
 		r.build_seconds = _seconds(entry.get('build_seconds'))
 		r.run_seconds = _seconds(entry.get('run_seconds'))
+		verdict = load_verdict(adir, entry)
+		# Older results have neither: no start times then.
+		r.build_started = parse_time(entry.get('build_started') or verdict.get('build_started'))
+		r.boot_started = parse_time(entry.get('boot_started') or verdict.get('boot_started'))
 		for name in ('console.log', 'ktap.log', 'build.log', 'kunit.log', 'results.json',
 			     'verdict.json'):
 			if (adir / name).is_file():
@@ -248,8 +299,12 @@ def load_run(rdir: Path, kernel_tree: Path, environment: Optional[Dict[str, Dict
 			# as the boots after it ran them (rerun.py), as verdict.json counts.
 			first_boot = parse_console(kernel_tree, console, stopped_note(r.status, r.reason),
 						   parsed=parsed)
-			later = [parse_console(kernel_tree, _read(p).splitlines())
-				 for p in continuation_consoles(adir, load_verdict(adir, entry))]
+			place_in_time(first_boot, r.boot_started)
+			later = []
+			for p, started in continuation_boots(adir, verdict):
+				suites = parse_console(kernel_tree, _read(p).splitlines())
+				place_in_time(suites, started)
+				later.append(suites)
 			r.suites = merge_boots(first_boot, later)
 		env = dict(environment.get(arch, {}))
 		r.compiler = (env.get('compiler') or str(entry.get('compiler', '') or '')

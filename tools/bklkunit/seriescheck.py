@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import List
 
-from . import deps, mail, paths, tree
+from . import commitmsg, deps, mail, paths, tree
 from .errors import UserError
 from .plan import ArchPlan, RunOptions, build_env, kunitconfigs, make_options
 from .run import at_least
@@ -97,9 +97,8 @@ def fixes_problems(patch_text: str, known: dict) -> tuple:
 	"""(number of upstream ids in the commit message - its Fixes: tags and
 	the commits its text cites as `<id> ("subject")` - and the problems with
 	them): each must be listed in upstream-commits.txt with that subject."""
-	message = patch_text.split('\n---\n', 1)[0]
-	lines = message.splitlines()
-	tags = [l for l in lines if l.startswith('Fixes:')]
+	msg = commitmsg.split(patch_text)
+	tags = msg.tags('Fixes')
 	bad = []
 	for t in tags:
 		m = FIXES_RE.match(t)
@@ -107,7 +106,9 @@ def fixes_problems(patch_text: str, known: dict) -> tuple:
 			bad.append(f'{t}: not `Fixes: <12+ hex> ("subject")`')
 		elif known.get(m.group('id')[:12]) != m.group('subject'):
 			bad.append(f'{t}: not in upstream-commits.txt with that subject')
-	text = ' '.join(l.strip() for l in lines if not l.startswith('Fixes:'))
+	# The subject, the body and the other trailers may cite commits too.
+	text = ' '.join(l.strip() for l in (msg.subject,) + msg.body + msg.trailers
+			if l not in tags)
 	cited = list(CITED_RE.finditer(text))
 	for m in cited:
 		subject = ' '.join(m.group('subject').split())

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from . import deps, paths
+from . import commitmsg, deps, paths
 from .errors import UserError
 
 PRISTINE_REF = 'refs/bkl-kunit/pristine'
@@ -138,16 +138,9 @@ def series_hash(patches: Sequence[Path]) -> str:
 
 
 def patch_subject(patch: Path) -> str:
-	lines = patch.read_text(errors='replace').splitlines()
-	for i, line in enumerate(lines):
-		if line.startswith('Subject:'):
-			# RFC 2822 folding: continuation lines start with white space.
-			for cont in lines[i + 1:]:
-				if not cont[:1].isspace():
-					break
-				line += ' ' + cont.strip()
-			return re.sub(r'^Subject:\s*(\[[^]]*PATCH[^]]*\]\s*)?', '', line)
-	return patch.name
+	"""A format-patch file's subject (commitmsg.split), else its name."""
+	msg = commitmsg.split(patch.read_text(errors='replace'))
+	return msg.subject if msg.mail and msg.subject else patch.name
 
 
 def find_hunk(patch: Path, path: str, line: int) -> str:

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from bklkunit import ab, baseline, cli, run, rundir, tree
+from bklkunit import ab, baseline, cli, export, run, rundir, tree
 from bklkunit.errors import UserError
 from conftest import STUB_ARGS, KCONFIG_B, FAKE_SOURCE, commit, git
 from test_baseline import ALPHA, ktap_console
@@ -582,6 +582,9 @@ def test_ab_without_regressions_exits_0_and_each_side_has_its_progress(abf, caps
 	assert 'arm64 (pristine) boot done in' in out
 	# The filter went to both sides' kunit.py exec, and limits the labels.
 	assert all(c['argv'][-1] == 'al*' for c in f.side_calls(verb='exec'))
+	# Both sides boot with printk timestamps (case durations and starts).
+	assert {c['side'] for c in f.side_calls(verb='exec')} == {'a', 'b'}
+	assert all('--kernel_args=printk.time=1' in c['argv'] for c in f.side_calls(verb='exec'))
 	[x] = ab_json(f)['arches']
 	assert {c['label'] for c in x['cases']} == {'unchanged pass'}
 
@@ -838,3 +841,60 @@ def test_ab_runs_its_arches_as_run_does_with_parallel(abf, monkeypatch):
 		s = json.loads((f.results / side / 'summary.json').read_text())
 		assert [a['arch'] for a in s['arches']] == ['x86_64', 'arm']
 		assert all(a['status'] != 'ERROR' for a in s['arches']), s['arches']
+
+
+def test_ab_sides_are_written_and_read_by_run_s_code(abf, monkeypatch, capsys):
+	"""Each side is a results directory as `run` writes it (run.finish:
+	verdict.json, summary.json with the same keys, the reports), and its
+	consoles are read once, for its reports and the labels alike."""
+	f = abf
+	for arch in ('x86_64', 'arm'):
+		f.ctl_write('b', arch, 'console', ktap_console(ALPHA))
+	assert run.main(f.args('--arch', 'x86_64,arm', '--no-ccache')) == 0
+	run_summary = json.loads((f.results / 'summary.json').read_text())
+	run_verdict = json.loads((f.results / 'x86_64' / 'verdict.json').read_text())
+	f.results = f.results.parent / 'ab-results'
+	for arch in ('x86_64', 'arm'):
+		f.ctl_write('a', arch, 'console', ktap_console(ALPHA))
+	reads = []
+	real = rundir.load_run
+
+	def spy(rdir, *a, **kw):
+		reads.append(rdir.name)
+		return real(rdir, *a, **kw)
+	monkeypatch.setattr(rundir, 'load_run', spy)
+	assert ab.main(f.ab_args('--arch', 'x86_64,arm')) == 0
+	assert sorted(reads) == ['a', 'b']              # once per side
+	for side in 'ab':
+		s = json.loads((f.results / side / 'summary.json').read_text())
+		# run's keys (the tree's facts differ: the fake run's are few), and its side.
+		assert set(run_summary) <= set(s) and s['ab_side'] == ab.SIDES[side], side
+		assert set(s['timings']) == set(run_summary['timings'])
+		assert s['divergence'] == {'cases': [], 'no_results': {}}
+		v = json.loads((f.results / side / 'x86_64' / 'verdict.json').read_text())
+		assert set(v) == set(run_verdict)
+		assert [a['arch'] for a in s['arches']] == ['x86_64', 'arm']
+		assert (f.results / side / 'kcidb.json').is_file()
+	[x86, _] = ab_json(f)['arches']
+	assert {c['label'] for c in x86['cases']} == {'unchanged pass'}
+	out = capsys.readouterr().out
+	assert ('Reports (pristine): a/arm/junit.xml, a/index.html, a/junit.xml, a/kcidb.json, '
+		'a/x86_64/junit.xml') in out
+	assert 'Reports (series): b/arm/junit.xml, b/index.html' in out
+
+
+def test_ab_side_whose_reports_fail_still_labels(abf, monkeypatch, capsys):
+	f = abf
+	f.ctl_write('a', 'x86_64', 'console', ktap_console(ALPHA))
+	f.ctl_write('b', 'x86_64', 'console', ktap_console(ALPHA))
+
+	def broken(*a, **kw):
+		raise OSError('disk full')
+	monkeypatch.setattr(export, 'write_reports', broken)
+	assert ab.main(f.ab_args('--arch', 'x86_64')) == 0
+	err = capsys.readouterr().err
+	assert 'a/: reports not written: OSError: disk full' in err
+	assert 'b/: reports not written: OSError: disk full' in err
+	assert json.loads((f.results / 'b' / 'summary.json').read_text())['arches'][0]['status'] == 'PASS'
+	[x] = ab_json(f)['arches']
+	assert {c['label'] for c in x['cases']} == {'unchanged pass'}

@@ -147,6 +147,10 @@ def test_rows_run_alternately_and_never_together(b, capsys):
 			f'--kunitconfig={k}' for k in run.kunitconfigs('x86_64', [])]
 		assert c['argv'][0] == '--arch=x86_64'
 		assert not any(a.startswith(('--qemu_args', '--json', '--jobs')) for a in c['argv'])
+		# Plain is kunit.py as a developer types it: no printk.time=1.
+		assert not any(a.startswith('--kernel_args') for a in c['argv'])
+	for c in b.calls('exec'):
+		assert '--kernel_args=printk.time=1' in c['argv']
 	for c in b.calls('build') + b.calls('exec'):
 		assert f'--build_dir={b.lay.build("ours", "x86_64")}' in c['argv']
 		assert c['ccache_dir'] == str(b.lay.ccache('ours'))
@@ -170,6 +174,19 @@ def test_same_guest_gives_plain_our_qemu_args(b):
 	assert '--qemu_args=-smp 2' in plain['argv']
 	[ex] = b.calls('exec')
 	assert '--qemu_args=-smp 2' in ex['argv']
+	# The same guest: printk timestamps on both sides, so both guest times
+	# come from them.
+	assert '--kernel_args=printk.time=1' in plain['argv']
+	assert '--kernel_args=printk.time=1' in ex['argv']
+
+
+def test_dry_run_shows_the_same_guest(b, capsys):
+	assert bench.main(b.args('--dry-run', '--same-guest', '--rows', 'warm')) == 0
+	[plain] = [l for l in capsys.readouterr().out.splitlines() if l.startswith('plain: ')]
+	assert '--qemu_args=-smp 2' in plain and '--kernel_args=printk.time=1' in plain
+	assert bench.main(b.args('--dry-run', '--rows', 'warm')) == 0
+	[plain] = [l for l in capsys.readouterr().out.splitlines() if l.startswith('plain: ')]
+	assert '--qemu_args' not in plain and '--kernel_args' not in plain
 
 
 def test_cold_empties_only_under_cache_bench(b):
@@ -465,6 +482,7 @@ def test_profile_fragments_and_unsupported_arch(b, capsys):
 	plain = bench.plain_command(b.lay, 'x86_64', b.args('--profile', 'kasan'))
 	assert f'--kunitconfig={b.f.repo / "kunit/profiles/kasan.config"}' in plain
 	assert '--kernel_args=kasan_multi_shot' in plain
+	assert '--kernel_args=printk.time=1' not in plain
 	with pytest.raises(UserError, match='no arch'):
 		bench.main(b.args('--profile', 'kasan', '--arch', 'i386'))
 

@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
 """kunit_tool.py: the one adapter to the tree's kunit_tool."""
 
+import re
+import shutil
 import sys
 
 from conftest import DATA
 from bklkunit import kunit_tool
+from bklkunit.console import parse_console
 
 
 def test_the_parser_is_a_private_quiet_copy(parser_tree, capsys):
@@ -37,3 +40,72 @@ def test_what_kunit_py_prints():
 	assert kunit_tool.listed_tests('[12:00:00] Starting\nalpha.one\n  beta.two \nnot a test\n') == \
 		['alpha.one', 'beta.two']
 	assert kunit_tool.refused_symbols((DATA / 'build_config_missing.log').read_text()) == ['CIFS']
+
+
+RENAMED = {'parse_ktap_header': 'read_version_line', 'parse_test_header': 'read_subtest_line',
+	   'parse_test_result': 'read_result_line'}
+
+
+def _positions(d):
+	"""The marks keyed by where each Test is in the documents, not by id()."""
+	where = {}
+
+	def walk(t, path):
+		where[id(t)] = path
+		for i, sub in enumerate(t.subtests):
+			walk(sub, path + (i,))
+	for k, doc in enumerate(d.docs):
+		walk(doc, (k,))
+	m = d.marks
+	return tuple({where[i]: v for i, v in marks.items()} for marks in (m.header, m.result, m.start))
+
+
+def test_a_parser_whose_functions_have_other_names_reads_the_same(parser_tree, tmp_path):
+	"""Which Test took which line must not hang on kunit_parser's private
+	function names (a newer tree may rename them) nor on what their Test
+	argument is called: a copy with both renamed gives the same marks and
+	the same cases."""
+	src = parser_tree / 'tools' / 'testing' / 'kunit'
+	dst = tmp_path / 'renamed' / 'tools' / 'testing' / 'kunit'
+	dst.mkdir(parents=True)
+	text = (src / 'kunit_parser.py').read_text()
+	for old, new in RENAMED.items():
+		assert f'def {old}(lines: LineStream, test: Test' in text, old
+		text = re.sub(rf'\b{old}\b', new, text)
+		text = text.replace(f'def {new}(lines: LineStream, test: Test',
+				    f'def {new}(lines: LineStream, current: Test')
+	for new in RENAMED.values():
+		# Its body now says `current` where it said `test`.
+		body = text[text.index(f'def {new}('):]
+		body = body[:body.index('\ndef ', 1)]
+		text = text.replace(body, re.sub(r'\btest\b', 'current', body))
+	(dst / 'kunit_parser.py').write_text(text)
+	shutil.copyfile(src / 'kunit_printer.py', dst / 'kunit_printer.py')
+	renamed = tmp_path / 'renamed'
+	kp = kunit_tool.parser_module(renamed)
+	assert not any(hasattr(kp, old) for old in RENAMED)
+	for f in sorted(DATA.glob('*.log')):
+		if not f.name.startswith(('console_', 'real_')):
+			continue
+		lines = f.read_text().splitlines()
+		mine, theirs = (kunit_tool.documents(t, lines) for t in (parser_tree, renamed))
+		assert _positions(mine) == _positions(theirs), f.name
+		assert parse_console(parser_tree, lines) == parse_console(renamed, lines), f.name
+
+
+def test_the_marks_of_a_recorded_console(parser_tree):
+	"""Header, result and start lines as the pass over the parser's Tests
+	places them, on the recorded x86_64 console (line numbers are its own)."""
+	lines = (DATA / 'real_x86_64_notime.log').read_text().splitlines()
+	d = kunit_tool.documents(parser_tree, lines)
+	header, result, start = _positions(d)
+	assert header[(0,)] == 5                             # KTAP version 1
+	assert header[(0, 0)] == 7 and result[(0, 0)] == (36, 'ok 1 autofs_protocol')
+	neg = (0, 0, 0)
+	assert header[neg] == 11 and result[neg] == (26, '    ok 1 autofs_test_negotiate')
+	assert [result[neg + (i,)][0] for i in range(8)] == [13, 14, 15, 16, 17, 20, 23, 24]
+	# A parameter starts at the result before it, over the kernel's own lines.
+	assert start[neg + (5,)] == 17 and start[neg + (0,)] == 12
+	assert start[(0, 0, 1)] == 26 and result[(0, 0, 1)][0] == 28
+	assert start[(0, 1, 0)] == 40                         # the plan of autofs_end_state
+	assert start[(0, 1)] == 43 and (0,) not in result    # a document has no result line

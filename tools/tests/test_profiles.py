@@ -84,6 +84,8 @@ def test_exec_options():
 							      '--qemu_args=-m 1G']
 	assert profiles.exec_options('kasan', []) == [
 		'--kernel_args=kasan_multi_shot', '--kernel_args=rcupdate.rcu_cpu_stall_timeout=300']
+	assert profiles.exec_options('kasan', [], ('printk.time=1',))[-1] == \
+		'--kernel_args=printk.time=1'
 
 
 def test_parser_knows_the_profiles():
@@ -112,7 +114,9 @@ def test_default_profile_is_what_it_was(main_env):
 	assert f'--build_dir={bdir}' in b['argv']
 	assert len([a for a in b['argv'] if a.startswith('--kunitconfig=')]) == 3
 	[e] = f.calls('exec')
-	assert not any(a.startswith('--kernel_args') for a in e['argv'])
+	# No kernel argument of the profile's; printk timestamps on every boot.
+	assert [a for a in e['argv'] if a.startswith('--kernel_args')] == [
+		'--kernel_args=printk.time=1']
 	# The profile adds no QEMU arguments; the run's default two vCPUs are there.
 	assert [a for a in e['argv'] if a.startswith('--qemu_args')] == ['--qemu_args=-smp 2']
 	s = summary(f)
@@ -130,7 +134,9 @@ def test_kasan_profile_skips_i386(with_profiles, capsys):
 	assert f'--build_dir={f.cache / "build" / "debian-kasan" / "x86_64"}' in b['argv']
 	assert f'--kunitconfig={f.repo / "kunit/profiles/kasan.config"}' in b['argv']
 	[e] = f.calls('exec', 'x86_64')
-	assert '--kernel_args=kasan_multi_shot' in e['argv']
+	assert [a for a in e['argv'] if a.startswith('--kernel_args')] == [
+		'--kernel_args=kasan_multi_shot', '--kernel_args=rcupdate.rcu_cpu_stall_timeout=300',
+		'--kernel_args=printk.time=1']
 	s = summary(f)
 	assert s['profile'] == 'kasan'
 	x86, i386 = s['arches']

@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import xml.etree.ElementTree as ET
+from datetime import datetime
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -482,12 +483,34 @@ def test_junit_survives_control_characters(tmp_path, parser_tree, schema):
 	f = ET.parse(out['junit.xml']).getroot().find('.//failure')
 	assert 'Expected \ufffd[31merr\ufffd[0m == -EBADF\ufffd, but' in f.text
 	doc = json.loads(out['kcidb.json'].read_text())
-	jsonschema.validate(doc, schema)
+	validate(doc, schema)
 	assert '\\u0000' not in out['kcidb.json'].read_text()
 	assert 'Expected \ufffd[31merr' not in out['kcidb.json'].read_text()   # JSON keeps ESC
 
 
 # ------------------------------------------------------------------- KCIDB
+
+
+# RFC 3339 (section 5.6) date-time, as the schema's "format": "date-time"
+# means it: jsonschema checks that format only with a package Debian does
+# not install with it (rfc3339-validator), so the tests check it here.
+RFC3339 = re.compile(r'\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)')
+FORMATS = jsonschema.FormatChecker()
+
+
+@FORMATS.checks('date-time', raises=ValueError)
+def _date_time(value) -> bool:
+	if not isinstance(value, str):
+		return True
+	if not RFC3339.fullmatch(value):
+		raise ValueError(f'not an RFC 3339 date-time: {value!r}')
+	datetime.fromisoformat(value.replace('Z', '+00:00'))     # a real date and time
+	return True
+
+
+def validate(doc, schema) -> None:
+	"""A KCIDB document against the schema, date-time formats included."""
+	jsonschema.validate(doc, schema, format_checker=FORMATS)
 
 
 def schema_candidates(environ) -> list:
@@ -517,7 +540,7 @@ def kcidb(written):
 
 def test_kcidb_validates(written, schema):
 	doc = kcidb(written)
-	jsonschema.validate(doc, schema)
+	validate(doc, schema)
 	assert doc['version'] == {'major': 5, 'minor': 3}
 	ids = [o['id'] for k in ('checkouts', 'builds', 'tests') for o in doc[k]]
 	assert all(i.startswith('bkl_kunit:') for i in ids)
@@ -586,7 +609,7 @@ def test_kcidb_hang_and_never_started_suite(tmp_path, parser_tree, schema):
 	rdir = make_rdir(tmp_path, {'um': ('TIMEOUT', 'guest killed after 300 s without finishing',
 					   'console_timeout.log', 'build_ok.log')})
 	doc = json.loads(export.write_reports(rdir, parser_tree, probe=False)['kcidb.json'].read_text())
-	jsonschema.validate(doc, schema)
+	validate(doc, schema)
 	assert doc['builds'][0]['architecture'] == 'um'
 	st = {x['path']: x['status'] for x in doc['tests']}
 	assert st['kunit'] == 'ERROR'
@@ -620,7 +643,7 @@ def test_kcidb_patchset_hash_when_the_series_is_the_one_run(tmp_path, parser_tre
 			 series_hash=tree.series_hash(patches))
 	out = export.write_reports(rdir, parser_tree, probe=False, patch_dir=tmp_path / 'patches')
 	doc = json.loads(out['kcidb.json'].read_text())
-	jsonschema.validate(doc, schema)
+	validate(doc, schema)
 	co = doc['checkouts'][0]
 	# sha256sum *.patch | cut -c-64 | sha256sum
 	want = hashlib.sha256(''.join(hashlib.sha256(p.read_bytes()).hexdigest() + '\n'
@@ -641,7 +664,7 @@ def test_kcidb_origin_and_long_logs(tmp_path, parser_tree, schema):
 	(rdir / 'arm64' / 'build.log').write_text('x' * 100 + '\n' + ('y' * 1000 + '\n') * 40)
 	out = export.write_reports(rdir, parser_tree, origin='my_lab', probe=False)
 	doc = json.loads(out['kcidb.json'].read_text())
-	jsonschema.validate(doc, schema)
+	validate(doc, schema)
 	assert doc['checkouts'][0]['id'].startswith('my_lab:')
 	assert doc['builds'][0]['origin'] == 'my_lab'
 	assert len(doc['builds'][0]['log_excerpt']) <= export.kcidb.LOG_EXCERPT_MAX
@@ -844,7 +867,7 @@ def test_kcidb_two_runs_of_one_tree_are_one_checkout(tmp_path, parser_tree, sche
 		rdir = make_rdir(tmp_path / name, {'x86_64': ARCH_SETUPS['x86_64']})
 		out = export.write_reports(rdir, parser_tree, probe=False)
 		docs.append(json.loads(out['kcidb.json'].read_text()))
-		jsonschema.validate(docs[-1], schema)
+		validate(docs[-1], schema)
 	assert docs[0]['checkouts'][0]['id'] == docs[1]['checkouts'][0]['id']
 	assert docs[0]['builds'][0]['id'] != docs[1]['builds'][0]['id']
 	assert docs[1]['builds'][0]['checkout_id'] == docs[1]['checkouts'][0]['id']

@@ -6,13 +6,12 @@ recorded shapes of the real reports (printk timestamps, KTAP around them)."""
 import json
 import xml.etree.ElementTree as ET
 
-import jsonschema
 import pytest
 
 from bklkunit import export, kernel_reports, results, run
 from bklkunit.console import parse_console, read_console
 from conftest import read_data
-from test_report import make_rdir, schema  # noqa: F401  (schema: a fixture)
+from test_report import make_rdir, schema, validate  # noqa: F401  (schema: a fixture)
 from test_run import fake, main_env  # noqa: F401  (fixtures)
 
 KASAN = 'console_reports_kasan.log'
@@ -265,7 +264,7 @@ def test_junit_kcidb_and_html_show_the_reports(report_rdir, parser_tree, schema)
 		== 'expected a report, none seen')
 	assert tc['ufs_balloc_test_cg_list/fragment 8 of 8'].find('failure').get('type') == 'list corruption'
 	doc = json.loads(out['kcidb.json'].read_text())
-	jsonschema.validate(doc, schema)
+	validate(doc, schema)
 	assert {b['config_name'] for b in doc['builds']} == {'kunit-kasan'}
 	t = {x['path']: x for x in doc['tests']}
 	uaf = t['kunit.appletalk_reports.atalk_test_sendmsg_uaf']

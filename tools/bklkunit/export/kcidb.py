@@ -1,16 +1,26 @@
 # SPDX-License-Identifier: GPL-2.0
 """KCIDB v5.3 JSON: <rdir>/kcidb.json, one checkout, one build per arch,
-one test per case."""
+one test per case.
+
+Times: the checkout's start_time is the run's start (summary.json
+"started"), a build's the start of its `kunit.py build`, the "kunit" test's
+the start of the first `kunit.py exec`, a case's that boot's start plus the
+printk time its duration counts from (rundir.place_in_time); durations are
+the build's and boots' seconds and each case's printk span.  Each is left
+out when the results do not have it (older results, a console without
+printk times)."""
 
 import hashlib
 import json
 import re
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from .. import paths, tree
 from ..errors import UserError
-from ..results import ARCH_TO_KCIDB, ERROR, FAIL, MISS, NOT_BUILT, PASS, ArchRun, ArchStatus
+from ..results import (ARCH_TO_KCIDB, ERROR, FAIL, MISS, NOT_BUILT, PASS, ArchRun, ArchStatus,
+		       parse_time, rfc3339)
 from ..rundir import LOG_EXCERPT_MAX
 
 DEFAULT_ORIGIN = 'bkl_kunit'
@@ -84,6 +94,11 @@ def checkout_key(summary: Dict[str, Any]) -> str:
 	return head + (f'+{series[:16]}' if re.fullmatch(r'[0-9a-f]{16,}', series) else '')
 
 
+def _when(t: Optional[datetime]) -> Optional[str]:
+	"""A start_time: RFC 3339 in UTC, or None (left out) when not known."""
+	return rfc3339(t) if t is not None else None
+
+
 def check_origin(origin: str) -> None:
 	if not re.fullmatch(r'[a-z0-9_]+', origin):
 		raise UserError(f'KCIDB origin {origin!r}: use lower-case letters, digits and _')
@@ -106,6 +121,8 @@ def kcidb_document(rdir: Path, summary: Dict[str, Any], runs: List[ArchRun],
 			    f'Linux {summary.get("kernel_version") or "?"} from {summary.get("tree")}')
 			   + f', series {series or "unknown"}',
 		'valid': (series not in ('not applied', 'partly applied')) and any(r.built for r in runs),
+		# When the run started (summary.json "started").
+		'start_time': _when(parse_time(summary.get('started'))),
 		'misc': {
 			'debian_version': debver,
 			'kernel_version': summary.get('kernel_version'),
@@ -135,6 +152,7 @@ def kcidb_document(rdir: Path, summary: Dict[str, Any], runs: List[ArchRun],
 			'architecture': re.sub(r'[^a-z0-9_]', '_', r.arch.lower()),
 			'compiler': r.compiler or None,
 			'config_name': config_name,
+			'start_time': _when(r.build_started),
 			'duration': r.build_seconds,
 			'command': r.build_command or None,
 			'status': bstatus,
@@ -157,14 +175,15 @@ def kcidb_document(rdir: Path, summary: Dict[str, Any], runs: List[ArchRun],
 					   'build_id': build_id, 'origin': origin, 'path': path,
 					   'status': status, 'environment': env}, **kw))
 
-		add('kunit', ARCH_TO_KCIDB.get(r.status, MISS), duration=r.run_seconds,
+		add('kunit', ARCH_TO_KCIDB.get(r.status, MISS), start_time=_when(r.boot_started),
+		    duration=r.run_seconds,
 		    comment=f'the whole KUnit run on {r.arch}: {r.status}',
 		    log_excerpt=_excerpt(r.reason.splitlines()),
 		    misc={'arch': r.arch, 'arch_status': r.status})
 		for c in r.cases:
 			parts = ['kunit', c.suite] + ([c.name] if c.name else []) + list(c.params)
 			add('.'.join(path_part(p) for p in parts), c.status,
-			    duration=c.duration,
+			    start_time=_when(c.start_time), duration=c.duration,
 			    comment=f'{c.row}: {c.message}' if c.message else c.row,
 			    log_excerpt=_excerpt(c.diagnostics, tail=c.status == ERROR)
 			    if c.status in (FAIL, ERROR) else None,
