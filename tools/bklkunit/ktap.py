@@ -62,10 +62,12 @@ def _collect(test, prefix: str, out: List[str], ok_states: Iterable[str], depth:
 
 
 def judge(kernel_tree: Path, console: Iterable[str], kunit_output: str = '',
-	  parsed: Optional[kunit_tool.Documents] = None) -> Verdict:
+	  parsed: Optional[kunit_tool.Documents] = None, source: str = 'console.log') -> Verdict:
 	"""Parse a console log; a missing or incomplete KTAP document, a panic or
-	a timeout is a crash, never a pass.  parsed: the console as
-	kunit_tool.documents already read it (it is not parsed again)."""
+	a timeout is a crash, never a pass, and so is a console kunit_parser
+	cannot read to its end (kunit_tool.Stuck: a CRASH whose reason names
+	source, the console's file name, and the line).  parsed: the console
+	as kunit_tool.documents already read it (it is not parsed again)."""
 	lines = list(console)
 	v = Verdict()
 	if parsed is None:
@@ -79,10 +81,16 @@ def judge(kernel_tree: Path, console: Iterable[str], kunit_output: str = '',
 	_collect(test, '', v.failures, ('SUCCESS', 'SKIPPED'))
 	panic = next((l.strip() for l in lines if any(p.search(l) for p in PANIC_PATTERNS)), '')
 	tmo = kunit_tool.timeout_seconds(kunit_output)
+	unread = parsed.stuck.message(source) if parsed.stuck else ''
 	if tmo is not None:
 		v.status, v.reason = ArchStatus.TIMEOUT, f'guest killed after {tmo} s without finishing'
 	elif panic:
 		v.status, v.reason = ArchStatus.CRASH, panic[:200]
+	elif unread:
+		# Not read to its end: what the guest did after that line is
+		# unknown, as after a crash (results.STOPPED: the case that
+		# was running is told why).
+		v.status, v.reason = ArchStatus.CRASH, unread
 	elif status == 'FAILURE_TO_PARSE_TESTS' or c.total() == 0 and not any(
 			'KTAP version' in l or 'TAP version' in l for l in lines):
 		v.status, v.reason = ArchStatus.CRASH, 'the guest printed no KTAP output'
@@ -98,4 +106,6 @@ def judge(kernel_tree: Path, console: Iterable[str], kunit_output: str = '',
 		v.status = ArchStatus.FAIL
 	else:
 		v.status = ArchStatus.PASS
+	if unread and v.reason != unread:
+		v.reason += '\n' + unread
 	return v

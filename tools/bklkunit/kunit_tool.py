@@ -22,6 +22,18 @@ Nothing here changes a module global of the parser while it parses:
     the parser's own regular expressions.  Nothing depends on the names of
     the parser's functions or on how they call their Test, and none of
     them is replaced or wrapped.
+  - kunit_parser 6.12 loops for ever on some garbled consoles (a plan
+    line where a test without a plan expects a subtest or its result:
+    parse_test's subtest loop makes a new empty Test each round, and
+    none of them takes the line), and on others takes the last line a
+    second time (ValueError).  The same LineStream subclass counts how
+    often the parser looks at the stream (peek(), bool(), line_number())
+    without taking a line and gives up (ParserStuck) after IDLE_LOOKS,
+    and says ParserStuck for a pop() past the end: documents() then
+    reads the console again, up to the line the parser loops on (or all
+    of it with an empty line after it), and Documents.stuck says where
+    and how much (Stuck).  No clock: the same console gives up at the
+    same call, however busy the machine is.
 """
 
 import builtins
@@ -173,20 +185,74 @@ def _structural(kp: ModuleType, line: str) -> bool:
 					   kp.TAP_START, kp.TEST_PLAN))
 
 
+# How often kunit_parser may look at the stream (LineStream.peek(), bool(),
+# line_number()) without taking a line before it is taken to loop there.
+# A parse that goes on looks a few times per level of nesting before it
+# takes the next line (at most 16 times in every console of
+# tools/tests/data, 178 in the mutated ones of test_parser_loop.py it reads
+# to their end), and twice for each subtest a plan announced that the
+# console ends without (a truncated console): the 6.12 tree has about 1500
+# KUNIT_CASEs in a few hundred suites, so a real kernel's console stays 20
+# times below even with all of them announced and none printed.  The loop
+# looks 24 times a round: it is given up after about 4200 rounds, in well
+# under a second.
+IDLE_LOOKS = 100_000
+
+
+class ParserStuck(Exception):
+	"""kunit_parser cannot go on, after taking `taken` lines: it looked at
+	the stream IDLE_LOOKS times since (at the next line, or at the end),
+	or (past_end) it took a line past the end of the console (6.12's
+	LineStream.peek() gives the last line again there, and its pop()
+	raises ValueError)."""
+
+	def __init__(self, taken: int, past_end: bool = False):
+		super().__init__(f'kunit_parser stuck after {taken} line(s)'
+				 + (' (taking a line past the end)' if past_end else ''))
+		self.taken, self.past_end = taken, past_end
+
+
 def _recording_stream(kp: ModuleType, pairs: List[Tuple[int, str]]) -> Any:
 	"""A kunit_parser LineStream over pairs that keeps every line popped
 	from it, with its console line number, in the order the parser took
-	them (which Test took which is _Walk's to find out)."""
+	them (which Test took which is _Walk's to find out), and raises
+	ParserStuck where the parser cannot go on.  What the parser gets from
+	it is what the plain LineStream gives."""
 
 	class Recording(kp.LineStream):  # type: ignore[name-defined]
 		def __init__(self) -> None:
 			super().__init__(iter(pairs))
 			self.popped: List[Tuple[int, str]] = []
+			self.idle = 0           # looks since the parser last took a line
+
+		def _look(self) -> None:
+			self.idle += 1
+			if self.idle > IDLE_LOOKS:
+				raise ParserStuck(len(self.popped))
+
+		def peek(self) -> str:
+			self._look()
+			s: str = super().peek()
+			return s
+
+		def __bool__(self) -> bool:
+			self._look()
+			more: bool = super().__bool__()
+			return more
+
+		def line_number(self) -> int:
+			self._look()
+			n: int = super().line_number()
+			return n
 
 		def pop(self) -> str:
+			self.idle = 0           # taking a line is no idle look
 			n = self.line_number()
+			if not super().__bool__():
+				raise ParserStuck(len(self.popped), past_end=True)
 			s: str = super().pop()
 			self.popped.append((n, s))
+			self.idle = 0
 			return s
 
 	return Recording()
@@ -275,6 +341,38 @@ class _Walk:
 			self._take(test, header=False)
 
 
+# What kunit_parser does where it cannot read on (Stuck.kind).
+LOOPS = 'loops'            # loops on a line without taking it
+PLAN = 'plan'              # at the end, makes up the subtests of a plan without end
+TWICE = 'twice'            # at the end, takes the last line a second time
+
+
+@dataclass
+class Stuck:
+	"""Where and how kunit_parser failed on a console (the first place, in
+	the order it reads), and how much of it was read: up to the line
+	before read_to, or (None) all of it, as if an empty line followed."""
+	kind: str                   # LOOPS, PLAN or TWICE
+	at: int                     # console line number: the line it loops on, the plan, ...
+	text: str                   # that line as extract_tap_lines gave it
+	read_to: Optional[int]      # console line number
+
+	def message(self, source: str) -> str:
+		"""One line for the user; source: the console's file name."""
+		shown = self.text.strip()
+		shown = shown if len(shown) <= 60 else shown[:57] + '...'
+		line = f"line {self.at} ('{shown}')"
+		why = {LOOPS: f'it loops on {line} without taking it',
+		       PLAN: (f'at the end of the console it makes up the subtests the plan on {line} '
+			      'announced, more than any kernel has'),
+		       TWICE: f'at the end of the console it takes {line} a second time'}[self.kind]
+		if self.read_to is None:
+			return (f'kunit_parser cannot read {source} as it is: {why}; '
+				'read as if an empty line followed')
+		return (f'kunit_parser cannot read {source} from line {self.read_to} on: {why}; '
+			'what came before is kept')
+
+
 @dataclass
 class Documents:
 	"""Every top-level KTAP document of a console, as kunit_parser.Test trees."""
@@ -283,6 +381,7 @@ class Documents:
 	parser: ModuleType
 	popped: List[Tuple[int, str]] = field(default_factory=list)   # (line, KTAP text) in order
 	ktap: List[str] = field(default_factory=list)     # every line extract_tap_lines gave
+	stuck: Optional[Stuck] = None     # where the parser failed, and how much docs read
 
 	def first(self) -> Any:
 		"""The first document as parse_run_tests reads the console (what
@@ -307,22 +406,9 @@ class Documents:
 		return m.group(5).strip() if m else ''
 
 
-def documents(kernel_tree: Path, lines: Sequence[str]) -> Documents:
-	"""Every top-level KTAP document of a console (lines with or without
-	their newline), each parsed by kunit_parser.parse_test as
-	parse_run_tests does for the first one (Documents.first); Test.status.name
-	is SUCCESS, FAILURE, SKIPPED, ...  One pass of the parser serves the
-	verdict (ktap.judge) and the cases (console.read_console)."""
-	kp = parser_module(kernel_tree)
-	lines = [l.rstrip('\r\n') for l in lines]
-	extracted = kp.extract_tap_lines(lines)
-	pairs = []
-	while extracted:
-		n = extracted.line_number()
-		pairs.append((n, extracted.pop()))
-	stream = _recording_stream(kp, pairs)
-	docs: List[Any] = []
-	begins: List[int] = []          # where in stream.popped each document starts
+def _read(kp: ModuleType, stream: Any, docs: List[Any], begins: List[int]) -> None:
+	"""Every top-level document of stream into docs; begins: where in
+	stream.popped each one starts.  ParserStuck leaves what was done."""
 	while stream:
 		line = stream.peek()
 		# Later documents start with an unindented "KTAP version"
@@ -336,8 +422,71 @@ def documents(kernel_tree: Path, lines: Sequence[str]) -> Documents:
 		if doc.status != kp.TestStatus.NO_TESTS:
 			doc.status = doc.counts.get_status()
 		docs.append(doc)
+
+
+def _trouble(kp: ModuleType, stuck: ParserStuck, popped: List[Tuple[int, str]],
+	     begins: List[int], given: int) -> Tuple[str, int]:
+	"""What the parser did (Stuck.kind) and at which of the `given` lines
+	(their index): the line it took twice; the line it loops on; at the
+	end, the plan that announced the most subtests in the document it was
+	reading (it makes up what its plans announced there)."""
+	if stuck.past_end:
+		return TWICE, stuck.taken - 1
+	if stuck.taken < given:
+		return LOOPS, stuck.taken
+	first = begins[-1] if begins else 0
+	plans = [(int(m.group(1)), -i) for i in range(first, len(popped))
+		 for m in (kp.TEST_PLAN.match(popped[i][1]),) if m]
+	return PLAN, (-max(plans)[1] if plans else given - 1)
+
+
+def documents(kernel_tree: Path, lines: Sequence[str]) -> Documents:
+	"""Every top-level KTAP document of a console (lines with or without
+	their newline), each parsed by kunit_parser.parse_test as
+	parse_run_tests does for the first one (Documents.first); Test.status.name
+	is SUCCESS, FAILURE, SKIPPED, ...  One pass of the parser serves the
+	verdict (ktap.judge) and the cases (console.read_console).
+
+	Where the parser cannot read on (ParserStuck), never an exception,
+	never a loop: where it loops, the documents are what it read of the
+	lines before that one; where it takes the last line a second time,
+	what it reads of the console with an empty line after it (what its
+	LineStream gives there is that line again); Documents.stuck says
+	which."""
+	kp = parser_module(kernel_tree)
+	lines = [l.rstrip('\r\n') for l in lines]
+	extracted = kp.extract_tap_lines(lines)
+	pairs = []
+	while extracted:
+		n = extracted.line_number()
+		pairs.append((n, extracted.pop()))
+	# Read pairs[:limit], with an empty line after them when pad.  Each
+	# reading after the first pads or reads fewer lines: the readings end.
+	limit, pad = len(pairs), False
+	trouble: Optional[Tuple[str, int, str]] = None       # the first: kind, line, text
+	while True:
+		given = pairs[:limit] + ([(pairs[limit - 1][0] + 1, '')] if pad else [])
+		stream = _recording_stream(kp, given)
+		docs: List[Any] = []
+		begins: List[int] = []          # where in stream.popped each document starts
+		try:
+			_read(kp, stream, docs, begins)
+			break
+		except ParserStuck as e:
+			kind, i = _trouble(kp, e, stream.popped, begins, len(given))
+			trouble = trouble or (kind, given[i][0], given[i][1])
+			if kind == TWICE and not pad:
+				# Its LineStream gives the last line again at the end:
+				# after an empty line that is an empty line.
+				pad = True
+			else:
+				# Up to the line it could not get past: the parser
+				# reads those lines as it did (it looks one line
+				# ahead), and ends there as at the end of a console.
+				limit, pad = max(0, min(i, limit - 1)), False
+	stuck = Stuck(*trouble, pairs[limit][0] if limit < len(pairs) else None) if trouble else None
 	marks = Marks()
 	for k, doc in enumerate(docs):
 		end = begins[k + 1] if k + 1 < len(docs) else len(stream.popped)
 		_Walk(kp, stream.popped, begins[k], end, marks).document(doc)
-	return Documents(docs, marks, kp, stream.popped, [text for _, text in pairs])
+	return Documents(docs, marks, kp, stream.popped, [text for _, text in pairs], stuck)

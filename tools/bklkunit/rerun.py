@@ -96,8 +96,10 @@ class Booter:
 		progress.say(self.shown, f'boot {n} ({purpose}): {glob}')
 		rc, output, console = self._exec([f'--json={self.out / f"results.{n}.json"}', glob],
 						 str(n), purpose)
-		v = ktap.judge(self.ktree, console, output)
-		suites = parse_console(self.ktree, console, stopped_note(v.status, v.reason))
+		parsed = kunit_tool.documents(self.ktree, console)
+		v = ktap.judge(self.ktree, console, output, parsed, source=f'console.{n}.log')
+		suites = parse_console(self.ktree, console, stopped_note(v.status, v.reason),
+				       parsed=parsed)
 		self.boots.append({'boot': n, 'purpose': purpose, 'filter': glob,
 				   'console': f'console.{n}.log', 'kunit_log': f'kunit.{n}.log',
 				   'exit': rc, 'status': v.status, 'reason': v.reason,

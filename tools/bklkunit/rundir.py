@@ -207,7 +207,7 @@ def judge_again(kernel_tree: Path, r: 'ArchRun', entry: Dict[str, Any], adir: Pa
 	recorded = r.status
 	said = f'summary.json says {recorded}, but '
 	v = ktap.judge(kernel_tree, [l + '\n' for l in console], _read(Path(adir) / 'kunit.log'),
-		       parsed)
+		       parsed, source)
 	later = continuation_consoles(adir, load_verdict(adir, entry))
 	# (FLAKY after a crash: the crashed case passed again, later boots ran the rest.)
 	if (recorded in RAN_TO_THE_END and v.status in (ArchStatus.CRASH, ArchStatus.TIMEOUT)
@@ -215,7 +215,7 @@ def judge_again(kernel_tree: Path, r: 'ArchRun', entry: Dict[str, Any], adir: Pa
 		return v.status, f'{said}{source}: {v.reason}'
 	got = v.passed + v.failed + v.skipped
 	for p in later:
-		w = ktap.judge(kernel_tree, [l + '\n' for l in _read(p).splitlines()])
+		w = ktap.judge(kernel_tree, [l + '\n' for l in _read(p).splitlines()], source=p.name)
 		got += w.passed + w.failed + w.skipped
 	want = sum(entry.get(k, 0) or 0 for k in ('passed', 'failed', 'skipped'))
 	if got < want:
