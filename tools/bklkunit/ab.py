@@ -49,7 +49,7 @@ import re
 import shutil
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
@@ -341,7 +341,13 @@ def label_cases(a: baseline.ArchCases, b: baseline.ArchCases, filter_glob: str =
 		a_listed: Optional[Set[str]] = None) -> List[Row]:
 	"""Every case of either side, labelled; A is B's baseline.  a_listed: the
 	suites A's kernel listed (`kunit.py exec --list_tests`, booted after a
-	crash), which tells a new suite from one A's crash kept from running."""
+	crash), which tells a new suite from one A's crash kept from running.
+	A case a side that stopped early announced but never reached (missing,
+	named from its kunit.list.log) counts as not there, as one known only by
+	its position does (baseline.case_map): not run on that side, never a fix
+	or a new case."""
+	a, b = (x if x.complete else replace(x, cases={k: v for k, v in x.cases.items()
+						       if v != MISSING}) for x in (a, b))
 	c = baseline.compare_arch(baseline.baseline_document(a), b, Path('A'), filter_glob)
 	labels: Dict[str, str] = {}
 	for key, _, _ in c.regressions:
@@ -389,11 +395,8 @@ def side_problem(side: str, status: str, has_cases: bool,
 
 def listed_suites(adir: Path) -> Optional[Set[str]]:
 	"""The suites a --list_tests boot of this arch named, None without one."""
-	log = adir / 'kunit.list.log'
-	if not log.is_file():
-		return None
-	tests = kunit_tool.listed_tests(log.read_text(errors='replace'))
-	return {t.split('.', 1)[0] for t in tests} or None
+	tests = rundir.listed_tests(adir)
+	return {t.split('.', 1)[0] for t in tests or []} or None
 
 
 @dataclass

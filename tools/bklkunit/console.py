@@ -136,19 +136,22 @@ class _Reader:
 			# "# failed to initialize (-N)" and no plan), or KTAP without cases.
 			s.cases.append(self.leaf(t, t.name, '', ()))
 			return s
-		expected = t.expected_count
+		expected = s.planned = t.expected_count
 		made_up = []
 		for m, sub in enumerate(t.subtests, 1):
 			if self.placeholder(sub):
 				# The plan announced it but its name was never printed: it
 				# is known only by its position.
 				c = Case(t.name, f'case{m}', status=MISS, named=False,
-					 diagnostics=_dedent(sub.log),
+					 diagnostics=_dedent(sub.log), position=m,
 					 message=f'never reached: case {m} of the plan 1..{expected}')
 				s.cases.append(c)
 				made_up.append(c)
 			else:
+				n = len(s.cases)
 				self.case(sub, t.name, (), s.cases)
+				for c in s.cases[n:]:
+					c.position = m
 		unfinished = id(t) not in self.marks.result
 		if unfinished and made_up and not any(c.status == ERROR for c in s.cases):
 			# The suite never printed its result: the first case it did not

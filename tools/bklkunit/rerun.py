@@ -6,8 +6,9 @@ the suites the crash cut off never ran.  `kunit.py exec --list_tests` gives
 the ordered suite list; each suite that did not appear in the first boot
 runs in a boot of its own (kunit's filter_glob takes one glob), with
 `--timeout=<--suite-timeout>`.  The results are merged (results.merge_boots):
-the case that was running is crash, the rest of its suite missing, the later
-suites whatever their own boots said.
+the case that was running is crash, the rest of its suite missing (named
+from the list: results.name_unreached), the later suites whatever their own
+boots said.
 
 Flakes (`--rerun-failures N`): each failed or crashed case runs again on its
 own (filter_glob suite.case), up to N times; a case that passes in one of
@@ -30,8 +31,8 @@ from typing import Any, Dict, List, Optional, Tuple
 from . import baseline, ktap, kunit_tool, progress
 from .console import parse_console
 from .plan import ArchPlan
-from .results import (ERROR, FAIL, MISS, PASS, SKIP, ArchStatus, Suite, merge_boots, now,
-		      placeholder_suite, stopped_note)
+from .results import (ERROR, FAIL, MISS, PASS, SKIP, ArchStatus, Suite, merge_boots,
+		      name_unreached, now, placeholder_suite, stopped_note)
 
 # What kunit.py exec --list_tests prints for each test (its own filter).
 LISTED = kunit_tool.LISTED
@@ -44,6 +45,7 @@ class Booter:
 	boots: List[Dict[str, Any]] = field(default_factory=list)
 	seconds: float = 0.0
 	started: str = ''         # when the last boot was started (results.now())
+	listed: List[str] = field(default_factory=list)   # what list_tests found
 
 	@property
 	def ktree(self) -> Path:
@@ -84,7 +86,7 @@ class Booter:
 		progress.say(self.shown, 'list tests')
 		rc, output, _ = self._exec(['--list_tests'] + ([filter_glob] if filter_glob else []),
 					   'list', 'list')
-		tests = kunit_tool.listed_tests(output)
+		tests = self.listed = kunit_tool.listed_tests(output)
 		self.boots.append({'boot': 'list', 'purpose': 'list', 'filter': filter_glob,
 				   'console': 'console.list.log', 'kunit_log': 'kunit.list.log',
 				   'exit': rc, 'tests': len(tests), 'started': self.started})
@@ -173,6 +175,8 @@ def after_first_boot(b: Booter, res, v: ktap.Verdict,
 	    and b.plan.options.crash_rerun):
 		later = continue_after_crash(b, first)
 	merged = merge_boots(first, later)
+	# As rundir.load_run names them: the cut-off cases from the list.
+	name_unreached(merged, b.listed)
 	flaky: List[str] = []
 	times = b.plan.options.rerun_failures
 	if times > 0 and res.status in (ArchStatus.FAIL, ArchStatus.CRASH, ArchStatus.TIMEOUT):

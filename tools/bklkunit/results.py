@@ -150,6 +150,7 @@ class Case:
 	clock: Optional[float] = None
 	start_time: Optional[datetime] = None
 	named: bool = True              # False: the name stands for a plan position
+	position: int = 0               # its case's place in the suite's plan (0: not known)
 	kind: str = ''                  # JUnit error/failure type when not the default
 	running: bool = False           # ERROR: it was running when the guest stopped
 	span: Optional[Tuple[int, int]] = None   # console lines: starts after [0], result at [1]
@@ -189,6 +190,7 @@ class Suite:
 	duration: Optional[float] = None
 	clock: Optional[float] = None           # printk time of its header, as Case.clock
 	start_time: Optional[datetime] = None
+	planned: Optional[int] = None           # the count of its plan (1..N), None without one
 
 
 @dataclass
@@ -243,6 +245,45 @@ def merge_boots(first: Sequence[Suite],
 	again = {s.name for s in later_suites}
 	out = [s for s in first if not placeholder_suite(s) and s.name not in again]
 	return out + later_suites
+
+
+def unreached(c: Case) -> bool:
+	"""A case row its suite's plan announced, never reached, known only by
+	its position (console.py names it case<N>, its parameters param<N>)."""
+	return c.status == MISS and not c.named and bool(c.name) and c.position > 0
+
+
+def name_unreached(suites: Iterable[Suite], listed: Sequence[str]) -> int:
+	"""Name the unreached cases of each suite from `kunit.py exec
+	--list_tests` (listed: suite.case in the kernel's order, for the filter
+	that ran; rerun.py boots it after a crash): the Nth case listed for a
+	suite is the case at position N of its plan.  A suite is left as it is
+	(positional names) unless the list has exactly as many cases of it as
+	its plan announced and every case it did report has its listed name at
+	its position: the list never guesses.  A parameterised case is one list
+	entry (its parameters are not listed): unreached, it is one row,
+	suite.case; the parameters a case crashed inside never reached stay
+	param<N>.  Returns how many rows were named."""
+	by_suite: Dict[str, List[str]] = {}
+	for t in listed:
+		suite, _, case = t.partition('.')
+		by_suite.setdefault(suite, []).append(case)
+	done = 0
+	for s in suites:
+		names = by_suite.get(s.name)
+		todo = [c for c in s.cases if unreached(c) and not c.params]
+		if not todo or not names or s.planned != len(names):
+			continue
+		known = {c.position: c.name for c in s.cases if c.named and c.name and c.position}
+		if any(names[m - 1] != n for m, n in known.items() if m <= len(names)):
+			continue
+		if any(c.position > len(names) or names[c.position - 1] in known.values()
+		       for c in todo):
+			continue
+		for c in todo:
+			c.name, c.named = names[c.position - 1], True
+			done += 1
+	return done
 
 
 @dataclass

@@ -7,7 +7,9 @@ and summary.json (run.finish decides what goes in them).
 
 summary.json and each arch's verdict.json, build.log and consoles (the
 first boot's, and those of the boots that ran what a crash cut off) become
-one ArchRun per arch (results.py), every console read by console.py.  A
+one ArchRun per arch (results.py), every console read by console.py, the
+cases a crash kept from running named from kunit.list.log when it has them
+(results.name_unreached; else known by their position, suite.case<N>).  A
 console that does not bear summary.json out wins: the arch is then what its
 console shows (ArchRun.disagreement says why).  Each case's start_time is
 its boot's recorded start plus its printk time (place_in_time); results
@@ -27,7 +29,7 @@ from . import ktap, kunit_tool, paths
 from .console import parse_console
 from .errors import UserError
 from .results import (BUILT, NOT_BUILT, RAN_TO_THE_END, ArchResult, ArchRun, ArchStatus, Suite,
-		      at_clock, merge_boots, parse_time, stopped_note)
+		      at_clock, merge_boots, name_unreached, parse_time, stopped_note)
 
 BANNER = re.compile(r'Linux version \S+ \([^)]*\) \((.*)\) #')
 LOG_EXCERPT_MAX = 16384          # KCIDB v5.3 maxLength of every log_excerpt: a build's tail
@@ -181,6 +183,18 @@ def continuation_consoles(adir: Path, verdict: Dict[str, Any]) -> List[Path]:
 	return [p for p, _ in continuation_boots(adir, verdict)]
 
 
+LIST_LOG = 'kunit.list.log'      # kunit.py exec --list_tests, booted after a crash (rerun.py)
+
+
+def listed_tests(adir: Path) -> Optional[List[str]]:
+	"""suite.case of every test <adir>/kunit.list.log names, in the
+	kernel's order (for the filter the run had); None without that file."""
+	p = Path(adir) / LIST_LOG
+	if not p.is_file():
+		return None
+	return kunit_tool.listed_tests(_read(p))
+
+
 def place_in_time(suites: Sequence[Suite], started: Optional[datetime]) -> None:
 	"""Give each suite and case of one boot its wall-clock start_time: the
 	boot's start plus its printk time (Case.clock).  Without either it
@@ -306,6 +320,9 @@ def load_run(rdir: Path, kernel_tree: Path, environment: Optional[Dict[str, Dict
 				place_in_time(suites, started)
 				later.append(suites)
 			r.suites = merge_boots(first_boot, later)
+			# The cases a crash kept from running, named as the kernel
+			# listed them (positional names where the list does not fit).
+			name_unreached(r.suites, listed_tests(adir) or [])
 		env = dict(environment.get(arch, {}))
 		r.compiler = (env.get('compiler') or str(entry.get('compiler', '') or '')
 			      or _banner_compiler(console))

@@ -871,3 +871,140 @@ def test_kcidb_two_runs_of_one_tree_are_one_checkout(tmp_path, parser_tree, sche
 	assert docs[0]['checkouts'][0]['id'] == docs[1]['checkouts'][0]['id']
 	assert docs[0]['builds'][0]['id'] != docs[1]['builds'][0]['id']
 	assert docs[1]['builds'][0]['checkout_id'] == docs[1]['checkouts'][0]['id']
+
+
+# ------------------------------- cases a crash cut off, named from kunit.list.log
+
+# kunit.list.log of console_panic.log's kernel (`kunit.py exec --list_tests`,
+# which rerun.py boots after a crash): autofs_end_state's plan of 3, in order.
+PANIC_LIST = 'kunit_panic.list.log'
+CUT_OFF = 'autofs_end_state.autofs_end_state_autofs3_gone'    # case3 of console_panic.log
+
+
+def crashed_rdir(root: Path, listed) -> Path:
+	"""console_panic.log as an arm run, with listed as arm/kunit.list.log
+	(None: no list)."""
+	rdir = make_rdir(root, {'arm': ARCH_SETUPS['arm']})
+	if listed is not None:
+		(rdir / 'arm' / 'kunit.list.log').write_text(listed)
+	return rdir
+
+
+def outputs(rdir: Path, parser_tree) -> dict:
+	"""Each output's row of every arm case: {output: {row: status}}."""
+	from bklkunit import baseline
+	written = export.write_reports(rdir, parser_tree, environment=ENV, probe=False)
+	out = {}
+	_, [run] = rundir.load_run(rdir, parser_tree, probe=False)
+	out['model'] = {c.row: c.status.value for c in run.cases}
+	root = ET.parse(written['junit.xml']).getroot()
+	junit = {}
+	for ts in root.iter('testsuite'):
+		for tc in ts.findall('testcase'):
+			kind = next((k for k in ('error', 'failure', 'skipped') if tc.find(k) is not None), '')
+			junit[f'{ts.get("name").split(".", 1)[1]}.{tc.get("name")}'] = kind
+	out['junit'] = junit
+	doc = json.loads(written['kcidb.json'].read_text())
+	# (Its paths are made of identifiers: the comment is the row.)
+	out['kcidb'] = {x['comment'].split(': ', 1)[0]: x['status'] for x in doc['tests']
+			if x['path'] != 'kunit'}
+	out['html'] = {row: st for row, arch, st in Page(written['index.html'].read_text()).cells}
+	_, [a] = baseline.load_results(rdir, parser_tree, probe=False)
+	out['baseline'] = a.cases
+	return out
+
+
+def test_cut_off_cases_are_named_from_the_list(tmp_path, parser_tree):
+	rdir = crashed_rdir(tmp_path, read_data(PANIC_LIST))
+	summary_before = (rdir / 'summary.json').read_text()
+	verdict_before = (rdir / 'arm' / 'verdict.json').read_text()
+	got = outputs(rdir, parser_tree)
+	# The running case is named by no list (it was reached): still case2.
+	assert got['model'] == {
+		'autofs_protocol.autofs_test_negotiate/v3 only (min 3, max 3)': 'PASS',
+		'autofs_protocol.autofs_test_negotiate/v4 only (min 4, max 4)': 'PASS',
+		'autofs_protocol.autofs_test_negotiate/v3 to v7 picks v5 (min 3, max 7)': 'PASS',
+		'autofs_protocol.autofs_test_read_end_refused': 'PASS',
+		'autofs_protocol.autofs_test_non_pipe_refused': 'PASS',
+		'autofs_protocol.autofs_test_no_pipe': 'PASS',
+		'autofs_protocol.autofs_test_second_fd_replaces_first': 'PASS',
+		'autofs_end_state.autofs_end_state_bkl_gone': 'PASS',
+		'autofs_end_state.case2': 'ERROR',
+		CUT_OFF: 'MISS'}
+	_, [run] = rundir.load_run(rdir, parser_tree, probe=False)
+	[cut] = [c for c in run.cases if c.status == results.MISS]
+	assert (cut.name, cut.named, cut.position) == ('autofs_end_state_autofs3_gone', True, 3)
+	assert cut.message == 'never reached: case 3 of the plan 1..3'
+	# Every output has the same rows, case by case.
+	rows = set(got['model'])
+	for name in ('junit', 'kcidb', 'baseline'):
+		assert set(got[name]) == rows, name
+	assert rows <= set(got['html'])
+	junit_kind = {'PASS': '', 'ERROR': 'error', 'MISS': 'skipped'}
+	recorded = {'PASS': 'pass', 'ERROR': 'crash', 'MISS': 'missing'}
+	html = {'PASS': 'pass', 'ERROR': 'crash', 'MISS': 'missing'}
+	for row, st in got['model'].items():
+		assert got['junit'][row] == junit_kind[st], row
+		assert got['kcidb'][row] == st, row
+		assert got['baseline'][row] == recorded[st], row
+		assert got['html'][row] == html[st], row
+	assert not any('case3' in row for out in got.values() for row in out)
+	# Reading them changes no count: summary.json and verdict.json stay as written.
+	assert (rdir / 'summary.json').read_text() == summary_before
+	assert (rdir / 'arm' / 'verdict.json').read_text() == verdict_before
+	doc = json.loads((rdir / 'kcidb.json').read_text())
+	[t] = [x for x in doc['tests'] if x['path'] == f'kunit.{CUT_OFF}']
+	assert t['misc']['name_known'] is True
+
+
+def test_named_cut_off_case_against_a_baseline(tmp_path, parser_tree):
+	"""A baseline from a run without a crash passed the case: the named
+	row is the regression (missing) it was without a name, nothing more."""
+	from bklkunit import baseline
+	rdir = crashed_rdir(tmp_path, read_data(PANIC_LIST))
+	_, [now] = baseline.load_results(rdir, parser_tree, probe=False)
+	base = {'cases': {'autofs_end_state.autofs_end_state_bkl_gone': 'pass',
+			  'autofs_end_state.autofs_end_state_smbfs_gone': 'pass', CUT_OFF: 'pass'}}
+	c = baseline.compare_arch(base, now, Path('arm.json'))
+	named = [(k, a, b) for k, a, b in c.regressions]
+	old_dir = crashed_rdir(tmp_path / 'old', None)
+	_, [before] = baseline.load_results(old_dir, parser_tree, probe=False)
+	unnamed = baseline.compare_arch(base, before, Path('arm.json'))
+	assert named == unnamed.regressions
+	assert (CUT_OFF, 'pass', 'missing') in named
+	assert (c.new, c.vanished, c.fixes) == (unnamed.new, unnamed.vanished, unnamed.fixes)
+
+
+@pytest.mark.parametrize('listed,why', [
+	(None, 'no kunit.list.log'),
+	('[07:01:00] Starting KUnit Kernel (1/1)...\n', 'it lists nothing'),
+	('x\nautofs_protocol.autofs_test_no_pipe\n', 'it does not list the suite'),
+	('x\nautofs_end_state.autofs_end_state_bkl_gone\nautofs_end_state.b\n', 'fewer cases than the plan'),
+	('x\nautofs_end_state.autofs_end_state_bkl_gone\nautofs_end_state.b\nautofs_end_state.c\n'
+	 'autofs_end_state.d\n', 'more cases than the plan'),
+	('x\nautofs_end_state.a\nautofs_end_state.b\nautofs_end_state.c\n',
+	 'a reported case is not where the list has it'),
+	('x\nautofs_end_state.autofs_end_state_bkl_gone\nautofs_end_state.b\n'
+	 'autofs_end_state.autofs_end_state_bkl_gone\n', 'the name is taken'),
+])
+def test_cut_off_cases_keep_their_position_without_a_fitting_list(tmp_path, parser_tree,
+								   listed, why):
+	got = outputs(crashed_rdir(tmp_path, listed), parser_tree)
+	for name in ('model', 'junit', 'kcidb', 'html'):
+		assert 'autofs_end_state.case3' in got[name], (why, name)
+	assert got['model']['autofs_end_state.case3'] == 'MISS'
+	assert 'autofs_end_state.case3' not in got['baseline']      # no name to compare by
+	assert not any(k.endswith(('.b', '.c', '.d')) for k in got['model']), why
+
+
+def test_a_parameterised_case_is_one_list_entry(parser_tree):
+	"""An unreached parameterised case is one row, suite.case; the
+	parameters of a case the crash was inside stay param<N>."""
+	s = results.Suite('s', planned=3)
+	s.cases = [results.Case('s', 'p', ('a',), position=1),
+		   results.Case('s', 'p', ('param2',), status=results.MISS, named=False, position=1),
+		   results.Case('s', 'case2', status=results.MISS, named=False, position=2),
+		   results.Case('s', 'case3', status=results.MISS, named=False, position=3)]
+	assert results.name_unreached([s], ['s.p', 's.q', 's.r', 't.x']) == 2
+	assert [c.row for c in s.cases] == ['s.p/a', 's.p/param2', 's.q', 's.r']
+	assert [c.named for c in s.cases] == [True, False, True, True]
