@@ -406,9 +406,12 @@ class Documents:
 		return m.group(5).strip() if m else ''
 
 
-def _read(kp: ModuleType, stream: Any, docs: List[Any], begins: List[int]) -> None:
-	"""Every top-level document of stream into docs; begins: where in
-	stream.popped each one starts.  ParserStuck leaves what was done."""
+def read_documents(kp: ModuleType, stream: Any, docs: List[Any],
+		   begins: Optional[List[int]] = None) -> None:
+	"""Every top-level document of stream (a kunit_parser LineStream) into
+	docs, each read by kp.parse_test as parse_run_tests reads the first;
+	begins, when given: where in stream.popped (a recording stream) each
+	one starts.  What the stream raises leaves what was done."""
 	while stream:
 		line = stream.peek()
 		# Later documents start with an unindented "KTAP version"
@@ -417,7 +420,8 @@ def _read(kp: ModuleType, stream: Any, docs: List[Any], begins: List[int]) -> No
 				 and not line[:1].isspace()):
 			stream.pop()
 			continue
-		begins.append(len(stream.popped))
+		if begins is not None:
+			begins.append(len(stream.popped))
 		doc = kp.parse_test(stream, 0, [], False)
 		if doc.status != kp.TestStatus.NO_TESTS:
 			doc.status = doc.counts.get_status()
@@ -470,7 +474,7 @@ def documents(kernel_tree: Path, lines: Sequence[str]) -> Documents:
 		docs: List[Any] = []
 		begins: List[int] = []          # where in stream.popped each document starts
 		try:
-			_read(kp, stream, docs, begins)
+			read_documents(kp, stream, docs, begins)
 			break
 		except ParserStuck as e:
 			kind, i = _trouble(kp, e, stream.popped, begins, len(given))

@@ -12,8 +12,9 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import threading
 from pathlib import Path
-from typing import Dict, Iterable, Optional
+from typing import Callable, Dict, Iterable, Optional
 
 import pytest
 
@@ -299,3 +300,18 @@ def commit(repo: Path, message: str, files: Optional[Dict[str, str]] = None,
 
 def read_data(name: str) -> str:
 	return (DATA / name).read_text()
+
+
+def in_threads(work: Callable[[int], None], n: int) -> None:
+	"""work(0), ..., work(n - 1) in n threads at once, switching between
+	them often (sys.setswitchinterval) so that races show."""
+	interval = sys.getswitchinterval()
+	sys.setswitchinterval(1e-5)
+	try:
+		threads = [threading.Thread(target=work, args=(k,)) for k in range(n)]
+		for t in threads:
+			t.start()
+		for t in threads:
+			t.join()
+	finally:
+		sys.setswitchinterval(interval)

@@ -438,12 +438,19 @@ CRASHING = ktap_console(ALPHA, ('beta', [('p', 'ok'), ('q', None), ('r', 'ok')])
 LISTED = 'alpha.one\nalpha.two\nalpha.three\nbeta.p\nbeta.q\nbeta.r\ngamma.x\ndelta.y\n'
 
 
-def test_crash_reruns_the_suites_it_cut_off(rf, capsys):
-	f = rf
+def stage_crash(f, gamma: str = 'ok', delta: str = 'ok') -> None:
+	"""x86_64's first boot crashes in beta.q (CRASHING), the --list_tests
+	boot gives LISTED, and the boots that continue run gamma.x and delta.y
+	with these results."""
 	f.ctl_write('x86_64', 'console', CRASHING)
 	f.ctl_write('x86_64', 'list', LISTED)
-	f.ctl_write('x86_64', 'console@gamma', ktap_console(('gamma', [('x', 'ok')])))
-	f.ctl_write('x86_64', 'console@delta', ktap_console(('delta', [('y', 'not ok')])))
+	f.ctl_write('x86_64', 'console@gamma', ktap_console(('gamma', [('x', gamma)])))
+	f.ctl_write('x86_64', 'console@delta', ktap_console(('delta', [('y', delta)])))
+
+
+def test_crash_reruns_the_suites_it_cut_off(rf, capsys):
+	f = rf
+	stage_crash(f, delta='not ok')
 	rc = run.main(f.args('--arch', 'x86_64', '--no-ccache', '--suite-timeout', '45'))
 	assert rc == 1
 	execs = f.calls('exec')
@@ -761,10 +768,7 @@ def test_config_hash_of_older_results_from_the_build_dir(tmp_path, parser_tree):
 
 def test_after_a_crash_every_file_counts_the_same_cases(rf):
 	f = rf
-	f.ctl_write('x86_64', 'console', CRASHING)
-	f.ctl_write('x86_64', 'list', LISTED)
-	f.ctl_write('x86_64', 'console@gamma', ktap_console(('gamma', [('x', 'ok')])))
-	f.ctl_write('x86_64', 'console@delta', ktap_console(('delta', [('y', 'not ok')])))
+	stage_crash(f, delta='not ok')
 	run.main(f.args('--arch', 'x86_64', '--no-ccache'))
 	v = verdict(f, 'x86_64')
 	root = ET.parse(f.results / 'junit.xml').getroot()

@@ -32,7 +32,7 @@ from typing import Any, Callable, Dict, List, Tuple
 import pytest
 
 # conftest first: it puts tools/ on sys.path, for the child too.
-from conftest import DATA, DEBVER
+from conftest import DATA, DEBVER, in_threads
 import test_damaged
 from bklkunit import cli, deps, ktap, kunit_tool, rundir, tree
 from bklkunit.console import parse_console
@@ -224,16 +224,7 @@ def _bare(kp, lines: List[str], limit: int) -> Tuple[str, Any]:
 
 	def read(stream) -> List[Any]:
 		docs: List[Any] = []
-		while stream:
-			line = stream.peek()
-			if docs and not ((kp.KTAP_START.match(line) or kp.TAP_START.match(line))
-					 and not line[:1].isspace()):
-				stream.pop()
-				continue
-			doc = kp.parse_test(stream, 0, [], False)
-			if doc.status != kp.TestStatus.NO_TESTS:
-				doc.status = doc.counts.get_status()
-			docs.append(doc)
+		kunit_tool.read_documents(kp, stream, docs)
 		return docs
 
 	watched = _watched(kp, pairs, limit)
@@ -447,16 +438,7 @@ def child_threads(ktree: str) -> Dict[str, Any]:
 		except Exception as e:     # noqa: BLE001 - reported by the test
 			wrong.append(repr(e))
 
-	interval = sys.getswitchinterval()
-	sys.setswitchinterval(1e-5)
-	try:
-		threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-		for t in threads:
-			t.start()
-		for t in threads:
-			t.join()
-	finally:
-		sys.setswitchinterval(interval)
+	in_threads(work, 4)
 	after = {n: getattr(kp, n) for n in before}
 	return {'wrong': wrong, 'statuses': [a[0] for a in alone], 'reasons': [a[1] for a in alone],
 		'untouched': all(after[n] is before[n] for n in before)}

@@ -4,10 +4,9 @@
 Every thread must get what one thread alone gets, kunit_parser must be left
 exactly as it was loaded, and nothing may reach stdout."""
 
-import sys
 import threading
 
-from conftest import DATA
+from conftest import DATA, in_threads
 from bklkunit import ktap
 from bklkunit.console import parse_console
 
@@ -52,16 +51,7 @@ def test_parse_console_from_several_threads(parser_tree, capsys):
 		except Exception as e:   # noqa: BLE001 - reported below
 			errors.append(repr(e))
 
-	interval = sys.getswitchinterval()
-	sys.setswitchinterval(1e-5)          # switch threads often: find the races
-	try:
-		threads = [threading.Thread(target=work, args=(k,)) for k in range(THREADS)]
-		for t in threads:
-			t.start()
-		for t in threads:
-			t.join()
-	finally:
-		sys.setswitchinterval(interval)
+	in_threads(work, THREADS)
 
 	assert not errors, errors[:3]
 	assert not wrong, f'{len(wrong)} results differ from one thread alone, e.g. {wrong[:3]}'

@@ -17,7 +17,7 @@ import pytest
 from bklkunit import export, ktap, kunit_tool, paths, plan, profiles, results, rundir, run
 from bklkunit.console import parse_console
 from conftest import read_data
-from test_baseline import CRASHING, LISTED, ktap_console, rf  # noqa: F401  (rf: a fixture)
+from test_baseline import CRASHING, ktap_console, rf, stage_crash  # noqa: F401  (rf: a fixture)
 from test_report import make_rdir, schema, validate  # noqa: F401  (schema: a fixture)
 from test_run import fake, main_env  # noqa: F401  (fixtures used by rf)
 
@@ -59,10 +59,7 @@ def test_every_boot_of_a_run_has_printk_times(rf):
 	"""The first boot, the --list_tests boot and the boots that continue
 	after a crash; then the --rerun-failures boots."""
 	f = rf
-	f.ctl_write('x86_64', 'console', CRASHING)
-	f.ctl_write('x86_64', 'list', LISTED)
-	f.ctl_write('x86_64', 'console@gamma', ktap_console(('gamma', [('x', 'not ok')])))
-	f.ctl_write('x86_64', 'console@delta', ktap_console(('delta', [('y', 'ok')])))
+	stage_crash(f, gamma='not ok')
 	f.ctl_write('x86_64', 'console@gamma.x', ktap_console(('gamma', [('x', 'ok')])))
 	run.main(f.args('--arch', 'x86_64', '--no-ccache', '--rerun-failures', '1'))
 	v = json.loads((f.results / 'x86_64' / 'verdict.json').read_text())
@@ -161,10 +158,7 @@ def test_parse_time_takes_only_times_it_can_place():
 
 def test_run_records_when_it_built_and_booted(rf):
 	f = rf
-	f.ctl_write('x86_64', 'console', CRASHING)
-	f.ctl_write('x86_64', 'list', LISTED)
-	f.ctl_write('x86_64', 'console@gamma', ktap_console(('gamma', [('x', 'ok')])))
-	f.ctl_write('x86_64', 'console@delta', ktap_console(('delta', [('y', 'ok')])))
+	stage_crash(f)
 	before = datetime.now(timezone.utc)
 	run.main(f.args('--arch', 'x86_64', '--no-ccache'))
 	after = datetime.now(timezone.utc)
