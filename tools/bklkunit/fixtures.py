@@ -280,8 +280,20 @@ SB = {'sblkno': 8, 'cblkno': 12, 'iblkno': 16, 'dblkno': 20, 'cgoffset': 24,
       'cgmask': 28, 'size1': 36, 'ncg': 44, 'bsize': 48, 'fsize': 52, 'frag': 56,
       'sbsize': 104, 'nindir': 116, 'inopb': 120, 'csaddr1': 152, 'ipg': 184, 'fpg': 188,
       'clean': 209, 'nbfree1': 196, 'nbfree2': 1016,
-      'sblockloc': 1000, 'size2': 1080, 'csaddr2': 1096, 'magic': 1372}
+      'sblockloc': 1000, 'size2': 1080, 'csaddr2': 1096, 'magic': 1372,
+      'dsize1': 40, 'cssize': 156, 'cgsize': 160, 'cstotal1': 192, 'cstotal2': 1008,
+      'dsize2': 1088, 'contigsumsize': 1316, 'maxsymlinklen': 1320}
+SBLOCKSIZE = 8192                            # the room a superblock location reserves
 CG_MAGIC_OFF = 4                             # struct ufs_cylinder_group.cg_magic
+# Cylinder group header offsets (struct ufs_cylinder_group; FreeBSD's struct cg).
+CG = {'magic': 4, 'cgx': 12, 'old_niblk': 18, 'ndblk': 20, 'cs': 24, 'rotor': 40,
+      'frotor': 44, 'irotor': 48, 'frsum': 52, 'iusedoff': 92, 'freeoff': 96,
+      'nextfreeoff': 100, 'clustersumoff': 104, 'clusteroff': 108, 'nclusterblks': 112,
+      'niblk': 116, 'initediblk': 120}
+CG_BASESIZE = 168                            # the UFS2 header: cg_iusedoff
+MAXFRAG = 8                                  # cg_frsum entries
+CSUM = 16                                    # struct csum: ndir, nbfree, nifree, nffree
+UFS_ROOTINO = 2
 # Inode field offsets: UFS1 struct ufs_inode (128 bytes), UFS2 struct ufs2_inode (256).
 INODE: Dict[str, Dict[str, Any]] = {
 	'ufs1': {'size': 128, 'mode': 0, 'nlink': 2, 'isize': ('Q', 8), 'blocks': ('I', 104),
@@ -289,7 +301,7 @@ INODE: Dict[str, Dict[str, Any]] = {
 	'ufs2': {'size': 256, 'mode': 0, 'nlink': 2, 'isize': ('Q', 16), 'blocks': ('Q', 24),
 		 'db': 112, 'ib': 208, 'ptr': 'Q'},
 }
-S_IFMT, S_IFDIR, S_IFREG = 0o170000, 0o040000, 0o100000
+S_IFMT, S_IFDIR, S_IFREG, S_IFLNK = 0o170000, 0o040000, 0o100000, 0o120000
 DT_DIR, DT_REG = 4, 8                        # 44BSD d_type
 DIRBLKSIZ = 512
 
@@ -604,6 +616,353 @@ def verify(buf) -> List[str]:
 				check_file(f'{path}/{n}', fs.inode(i), 0, t)
 	except UfsError as e:
 		problems.append(str(e))
+	return problems
+
+
+# ------------------------------------------------------ the consistency check
+
+
+def howmany(x: int, y: int) -> int:
+	return (x + y - 1) // y
+
+
+def roundup(x: int, y: int) -> int:
+	return howmany(x, y) * y
+
+
+def newfs_layout(sblockloc: int, fsize: int, frag: int, ipg: int,
+		 isize: int) -> Tuple[int, int, int, int]:
+	"""(sblkno, cblkno, iblkno, dblkno) that FreeBSD's newfs (and makefs) derive
+	from the superblock's location: after its SBLOCKSIZE bytes, from a block
+	boundary, each cylinder group's superblock copy, then its header block,
+	then its inodes, then its data."""
+	sblkno = roundup(howmany(sblockloc + SBLOCKSIZE, fsize), frag)
+	cblkno = sblkno + roundup(howmany(SBLOCKSIZE, fsize), frag)
+	iblkno = cblkno + frag
+	return sblkno, cblkno, iblkno, iblkno + ipg * isize // fsize
+
+
+@dataclass
+class CgSummary:
+	nbfree: int             # whole free blocks
+	nffree: int             # free fragments outside them
+	frsum: List[int]        # [k]: free runs of k fragments in partly used blocks
+	clusters: bytes         # a bit per whole free block
+	clustersum: List[int]   # [k]: runs of k free blocks, the last entry k or more
+
+
+_RUNS: Dict[Tuple[int, int], List[int]] = {}
+
+
+def _runs(blk: int, frag: int) -> List[int]:
+	"""The lengths of the runs of set bits in the frag-bit value blk."""
+	key = (blk, frag)
+	if key not in _RUNS:
+		out, k = [], 0
+		for i in range(frag + 1):
+			if i < frag and blk >> i & 1:
+				k += 1
+			elif k:
+				out.append(k)
+				k = 0
+		_RUNS[key] = out
+	return _RUNS[key]
+
+
+def cg_summary(free, ndblk: int, frag: int, contigsumsize: int) -> CgSummary:
+	"""What a cylinder group header says about its free-fragment bitmap `free`
+	(bit set: free; bits from ndblk on count as used), derived the way
+	FreeBSD's fsck_ffs (pass 5) derives it."""
+	nbfree = nffree = 0
+	frsum = [0] * MAXFRAG
+	nblks = ndblk // frag                  # cg_nclusterblks
+	clusters = bytearray(howmany(nblks, 8))
+	sums = [0] * (contigsumsize + 1)
+	run = 0
+	full = (1 << frag) - 1
+	for b in range(howmany(ndblk, frag)):
+		first = b * frag
+		blk = free[first >> 3] >> (first & 7) & full
+		if first + frag > ndblk:
+			blk &= (1 << (ndblk - first)) - 1
+		if blk == full:
+			nbfree += 1
+			clusters[b >> 3] |= 1 << (b & 7)
+			run += 1
+			continue
+		if run and contigsumsize > 0:
+			sums[min(run, contigsumsize)] += 1
+		run = 0
+		for k in _runs(blk, frag):
+			nffree += k
+			frsum[k] += 1
+	if run and contigsumsize > 0:
+		sums[min(run, contigsumsize)] += 1
+	return CgSummary(nbfree, nffree, frsum, bytes(clusters), sums)
+
+
+def _has_blocks(node: Inode) -> bool:
+	"""Whether di_db/di_ib hold block addresses: not on device nodes (di_db[0]
+	is the device number) nor on fast symlinks (the target is kept there)."""
+	fmt = node.mode & S_IFMT
+	return fmt in (S_IFREG, S_IFDIR) or (fmt == S_IFLNK and node.blocks != 0)
+
+
+def consistency(buf) -> List[str]:
+	"""What FreeBSD's fsck_ffs would find wrong with the allocation state of a
+	UFS1/UFS2 image (empty: nothing), checked from scratch and independently of
+	how the image was made (docs/fixtures.md, "The consistency check").
+
+	The layout is the one newfs derives from fs_sblockloc, every superblock
+	copy is the same, every fragment belongs to exactly one thing (the
+	reserved area and metadata of a cylinder group, the summary at
+	fs_csaddr, a block or an indirect block of an inode) or is free in its
+	group's bitmap, and the counters say what the bitmaps say: cg_cs,
+	cg_frsum, the cluster map and sums, the summary array, fs_cstotal,
+	fs_dsize; the inode bitmap is the inodes in use, di_blocks what each
+	inode holds, di_nlink the directory entries naming it."""
+	try:
+		fs = Ufs(buf)
+	except UfsError as err:
+		return [f'superblock: {err}']
+	problems: List[str] = []
+	e, F, frag, ufs2 = fs.e, fs.fsize, fs.frag, fs.type == 'ufs2'
+	want = newfs_layout(fs.sblockloc, F, frag, fs.ipg, fs.isize)
+	got = (fs.sblkno, fs.cblkno, fs.iblkno, fs.dblkno)
+	if got != want:
+		problems.append(f'sblkno, cblkno, iblkno, dblkno are {got}; a superblock at '
+				f'{fs.sblockloc} gives {want}')
+	if fs.ncg != howmany(fs.size, fs.fpg):
+		problems.append(f'fs_ncg {fs.ncg} for fs_size {fs.size} and fs_fpg {fs.fpg}')
+	cssize = fs.sb_int('cssize')
+	if cssize != roundup(fs.ncg * CSUM, F):
+		problems.append(f'fs_cssize {cssize} for {fs.ncg} cylinder groups')
+	csfrags = howmany(cssize, F)
+	dsize = fs.sb_int('dsize2', 'q') if ufs2 else fs.sb_int('dsize1')
+	want_dsize = fs.size - fs.sblkno - fs.ncg * (fs.dblkno - fs.sblkno) - csfrags
+	if dsize != want_dsize:
+		problems.append(f'fs_dsize {dsize}, the layout gives {want_dsize}')
+	if fs.size * F > len(buf) or problems:
+		return problems + ([f'fs_size {fs.size} fragments is more than the image']
+				   if fs.size * F > len(buf) else [])
+	primary = bytes(buf[fs.sblock:fs.sblock + fs.sbsize])
+	for c in range(fs.ncg):
+		off = (fs.cgstart(c) + fs.sblkno) * F
+		if bytes(buf[off:off + fs.sbsize]) != primary:
+			problems.append(f'the superblock copy of cylinder group {c} (byte {off}) '
+					f'differs from the superblock at {fs.sblock}')
+
+	owner: Dict[int, str] = {}
+
+	def claim(addr: int, n: int, what: str) -> bool:
+		if addr < 0 or addr + n > fs.size:
+			problems.append(f'{what}: fragments {addr}..{addr + n - 1} are not all '
+					f'below fs_size {fs.size}')
+			return False
+		for a in range(addr, addr + n):
+			if a in owner:
+				problems.append(f'fragment {a} is in {owner[a]} and in {what}')
+			else:
+				owner[a] = what
+		return True
+
+	for c in range(fs.ncg):
+		start = 0 if c == 0 else fs.cgstart(c) + fs.sblkno
+		claim(start, fs.cgstart(c) + fs.dblkno - start, f'cylinder group {c}\'s metadata')
+	claim(fs.csaddr, csfrags, 'the cylinder group summary')
+
+	def walk(node: Inode) -> None:
+		"""Claim the blocks of an inode, and check di_blocks against them."""
+		what = f'inode {node.ino}'
+		nblk = howmany(node.size, fs.bsize)
+		held = 0
+
+		def take(addr: int, n: int, desc: str) -> bool:
+			nonlocal held
+			if addr % frag + n > frag or (n == frag and addr % frag):
+				problems.append(f'{what} {desc}: {n} fragments at {addr} are not '
+						'within one block')
+			held += n
+			return claim(addr, n, f'{what} {desc}')
+
+		for lbn, addr in enumerate(node.db):
+			if not addr:
+				continue
+			if lbn >= nblk:
+				problems.append(f'{what}: block {lbn} lies past the end of the file')
+			tail = node.size - lbn * fs.bsize
+			take(addr, frag if tail >= fs.bsize or lbn >= nblk else howmany(tail, F),
+			     f'block {lbn}')
+
+		def tree(addr: int, level: int, first: int) -> None:
+			if not take(addr, frag, f'indirect block (level {level + 1}) of '
+				    f'block {first}'):
+				return
+			span = fs.nindir ** level
+			ptrs = struct.unpack_from(f'{e}{fs.nindir}{fs.ilay["ptr"]}', buf, addr * F)
+			for i, p in enumerate(ptrs):
+				if not p:
+					continue
+				lbn = first + i * span
+				if lbn >= nblk:
+					problems.append(f'{what}: block {lbn} lies past the end of '
+							'the file')
+				if level:
+					tree(p, level - 1, lbn)
+				else:
+					take(p, frag, f'block {lbn}')
+
+		first = NDADDR
+		for level, addr in enumerate(node.ib):
+			if addr:
+				if first >= nblk:
+					problems.append(f'{what}: indirect block {level + 1} lies past '
+							'the end of the file')
+				tree(addr, level, first)
+			first += fs.nindir ** (level + 1)
+		if held * F != node.blocks * 512:
+			problems.append(f'{what}: di_blocks {node.blocks}, it holds '
+					f'{held * F // 512} sectors')
+
+	used: Dict[int, Inode] = {}
+	ndir = [0] * fs.ncg
+	for c in range(fs.ncg):
+		inited = fs.ipg
+		if ufs2:
+			inited = min(fs.ipg, struct.unpack_from(e + 'I', buf, fs.cg_offset(c)
+								 + CG['initediblk'])[0])
+		for i in range(inited):
+			node = fs.inode(c * fs.ipg + i)
+			if node.mode == 0:
+				continue
+			if node.ino < UFS_ROOTINO:
+				problems.append(f'inode {node.ino} is in use (mode {node.mode:o})')
+				continue
+			used[node.ino] = node
+			if node.mode & S_IFMT == S_IFDIR:
+				ndir[c] += 1
+			if ufs2 and (struct.unpack_from(e + 'I', buf, node.offset + 92)[0] or
+				     any(struct.unpack_from(e + '2Q', buf, node.offset + 96))):
+				problems.append(f'inode {node.ino}: extended attribute blocks, which '
+						'this check does not follow')
+			if _has_blocks(node):
+				walk(node)
+
+	refs: Dict[int, int] = {}
+	root = used.get(UFS_ROOTINO)
+	if root is None or root.mode & S_IFMT != S_IFDIR:
+		problems.append(f'inode {UFS_ROOTINO} is not a directory')
+	for node in used.values():
+		if node.mode & S_IFMT != S_IFDIR:
+			continue
+		try:
+			entries = fs.readdir(node)
+		except UfsError as err:
+			problems.append(f'directory {node.ino}: {err}')
+			continue
+		for name, ino, _ in entries:
+			refs[ino] = refs.get(ino, 0) + 1
+			if ino not in used:
+				problems.append(f'directory {node.ino}: {name!r} names inode {ino}, '
+						'which is not in use')
+	for ino, node in used.items():
+		if node.nlink != refs.get(ino, 0):
+			problems.append(f'inode {ino}: di_nlink {node.nlink}, named by '
+					f'{refs.get(ino, 0)} directory entries')
+
+	contig = fs.sb_int('contigsumsize')
+	totals = [0, 0, 0, 0]                  # struct csum: ndir, nbfree, nifree, nffree
+	for c in range(fs.ncg):
+		off = fs.cg_offset(c)
+		where = f'cylinder group {c}'
+
+		def cg(name: str, fmt: str = 'I') -> int:
+			return struct.unpack_from(e + fmt, buf, off + CG[name])[0]
+
+		def differ(what: str, have, should) -> None:
+			if have != should:
+				problems.append(f'{where}: {what} {have}, should be {should}')
+
+		base = c * fs.fpg
+		ndblk = min(fs.fpg, fs.size - base)
+		differ('cg_magic', f'{cg("magic"):#x}', f'{CG_MAGIC:#x}')
+		differ('cg_cgx', cg('cgx'), c)
+		differ('cg_ndblk', cg('ndblk'), ndblk)
+		differ('cg_niblk', cg('niblk') if ufs2 else cg('old_niblk', 'H'), fs.ipg)
+		iused = cg('iusedoff')
+		if ufs2:
+			differ('cg_iusedoff', iused, CG_BASESIZE)
+		freeoff = iused + howmany(fs.ipg, 8)
+		differ('cg_freeoff', cg('freeoff'), freeoff)
+		mapend = freeoff + howmany(fs.fpg, 8)
+		nextfree = mapend
+		if contig > 0:
+			sumoff = roundup(mapend - 4, 4)
+			differ('cg_clustersumoff', cg('clustersumoff'), sumoff)
+			differ('cg_clusteroff', cg('clusteroff'), sumoff + (contig + 1) * 4)
+			nextfree = sumoff + (contig + 1) * 4 + howmany(fs.fpg // frag, 8)
+			differ('cg_nclusterblks', cg('nclusterblks'), ndblk // frag)
+		differ('cg_nextfreeoff', cg('nextfreeoff'), nextfree)
+		if nextfree > fs.sb_int('cgsize'):
+			problems.append(f'{where}: its maps end at {nextfree}, past fs_cgsize')
+			continue
+		for name, limit in (('rotor', ndblk), ('frotor', ndblk), ('irotor', fs.ipg)):
+			if cg(name) >= limit:
+				problems.append(f'{where}: cg_{name} {cg(name)} is not below {limit}')
+		if ufs2 and cg('initediblk') > fs.ipg:
+			problems.append(f'{where}: cg_initediblk {cg("initediblk")} > {fs.ipg}')
+
+		imap = bytearray(howmany(fs.ipg, 8))
+		for i in range(fs.ipg):
+			ino = c * fs.ipg + i
+			if ino in used or ino < UFS_ROOTINO:
+				imap[i >> 3] |= 1 << (i & 7)
+		have = bytes(buf[off + iused:off + freeoff])
+		if have != imap:
+			bad = [c * fs.ipg + i for i in range(fs.ipg)
+			       if (have[i >> 3] ^ imap[i >> 3]) >> (i & 7) & 1]
+			problems.append(f'{where}: the inode bitmap is wrong for {len(bad)} inodes '
+					f'(first {bad[0]})')
+		nifree = fs.ipg - sum(bin(x).count('1') for x in imap)
+
+		fmap = bytearray(howmany(fs.fpg, 8))
+		for rel in range(ndblk):
+			if base + rel not in owner:
+				fmap[rel >> 3] |= 1 << (rel & 7)
+		have = bytes(buf[off + freeoff:off + mapend])
+		if have != fmap:
+			diff = [r for r in range(fs.fpg) if (have[r >> 3] ^ fmap[r >> 3]) >> (r & 7) & 1]
+			lost = [base + r for r in diff if have[r >> 3] >> (r & 7) & 1]
+			leak = [base + r for r in diff if not have[r >> 3] >> (r & 7) & 1]
+			problems.append(f'{where}: the free-fragment bitmap is wrong: ' + '; '.join(
+				([f'{len(lost)} marked free are in use or past the group (first '
+				  f'{lost[0]}, {owner.get(lost[0], "past the group")})'] if lost else [])
+				+ ([f'{len(leak)} marked in use belong to nothing (first {leak[0]})']
+				   if leak else [])))
+		s = cg_summary(fmap, ndblk, frag, contig)
+		cs = [ndir[c], s.nbfree, nifree, s.nffree]
+		differ('cg_cs (ndir, nbfree, nifree, nffree)',
+		       list(struct.unpack_from(e + '4i', buf, off + CG['cs'])), cs)
+		differ('cg_frsum', list(struct.unpack_from(f'{e}{MAXFRAG}i', buf, off + CG['frsum'])),
+		       s.frsum)
+		if contig > 0:
+			sumoff = cg('clustersumoff')
+			differ('the cluster sums', list(struct.unpack_from(
+				f'{e}{contig}i', buf, off + sumoff + 4)), s.clustersum[1:])
+			cmap = s.clusters.ljust(howmany(fs.fpg // frag, 8), b'\0')
+			clo = cg('clusteroff')
+			if bytes(buf[off + clo:off + clo + len(cmap)]) != cmap:
+				problems.append(f'{where}: the cluster map is not the free blocks')
+		differ('its fs_cs entry', list(struct.unpack_from(
+			e + '4i', buf, fs.csaddr * F + c * CSUM)), cs)
+		totals = [t + x for t, x in zip(totals, cs)]
+	if ufs2:
+		differ_sb = list(struct.unpack_from(e + '4q', buf, fs.sb_offset('cstotal2')))
+		if differ_sb != totals:
+			problems.append(f'fs_cstotal {differ_sb}, the groups add up to {totals}')
+	old = list(struct.unpack_from(e + '4i', buf, fs.sb_offset('cstotal1')))
+	if old != totals:
+		problems.append(f'fs_old_cstotal {old}, the groups add up to {totals}')
 	return problems
 
 

@@ -345,6 +345,8 @@ def test_corruption_is_in_the_image(image_set, name):
 		with pytest.raises(fixtures.UfsError, match='beyond the image'):
 			fs.read(direct)
 		assert fs.read(fs.lookup('single')) == fixtures.content('single', 0, 62451)
+		assert f'inode {direct.ino} block 0: fragments {direct.db[0]}..' in \
+			'\n'.join(fixtures.consistency(buf))
 	elif kind == 'ind-self':
 		fs = fixtures.Ufs(buf)
 		ind = fs.lookup('single').ib[0]
@@ -352,12 +354,16 @@ def test_corruption_is_in_the_image(image_set, name):
 		assert fs.entry(ind, 0) == ind != good.entry(ind, 0)
 		assert diff and all(ind * fs.fsize <= d < ind * fs.fsize + fs.psize for d in diff)
 		assert fs.read(fs.lookup('single')) != fixtures.content('single', 0, 62451)
+		assert f'fragment {ind} is in inode {fs.lookup("single").ino} indirect block ' \
+			'(level 1) of block 12 and in inode' in '\n'.join(fixtures.consistency(buf))
 	elif kind == 'cg-magic':
 		fs = fixtures.Ufs(buf)
 		assert good.cg_magic(0) == fixtures.CG_MAGIC and fs.cg_magic(0) == 0
 		off = fs.cg_offset(0) + 4
 		assert diff and all(off <= d < off + 4 for d in diff)
 		assert fixtures.verify(buf) == []        # every file still reads back
+		assert fixtures.consistency(buf) == ['cylinder group 0: cg_magic 0x0, should be '
+						     '0x90255']
 	else:
 		raise AssertionError(f'no check for {kind}')
 
@@ -367,6 +373,18 @@ def test_ufs2_magic_copy(image_set):
 	assert fixtures.parse_label(buf)['type'] == 'ufs2'
 	with pytest.raises(fixtures.UfsError):
 		fixtures.Ufs(buf)
+
+
+
+# ------------------------------------------------------------- consistency
+
+
+@pytest.mark.parametrize('name', GOOD + RW)
+def test_consistency_agrees_with_makefs(image_set, name):
+	"""The consistency check accepts what makefs (another implementation, in C)
+	made: its layout and dsize formulas, frsum, cluster sums, inode and
+	fragment bitmaps, nlink and di_blocks rules are the ones makefs follows."""
+	assert fixtures.consistency(image_set[name][1]) == []
 
 
 def test_images_are_read_only_files(image_set):
