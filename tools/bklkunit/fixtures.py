@@ -59,6 +59,9 @@ MOUNT = {'ufs1': '44bsd', 'ufs2': 'ufs2'}        # the ufstype= Linux mounts eac
 # what a correct kernel does ("expect ok" for every good and rw image), so the
 # ufs_image cases are red on the pristine tree and green with the series.
 LINUX_SBLOCK = {'ufs1': 8192, 'ufs2': 65536}
+# Where FreeBSD's newfs puts a UFS2 superblock (SBLOCK_UFS2); the recipe's
+# "relocated" images move makefs's there (relocate()).
+SBLOCK_UFS2 = 65536
 # rw-mount-fails: a read-only mount works and reads everything intact; a
 # read-write mount (which reads the cylinder groups) is refused.
 EXPECTS = ('ok', 'mount-fails', 'io-error', 'rw-mount-fails')
@@ -110,7 +113,7 @@ def file_sizes(bsize: int, fsize: int, ufs_type: str) -> List[Tuple[str, int]]:
 class Spec:
 	"""One image of the recipe."""
 	name: str
-	role: str               # good, rw or corrupt
+	role: str               # good, rw, relocated or corrupt
 	type: str
 	endian: str
 	bsize: int
@@ -118,11 +121,12 @@ class Spec:
 	size: str = ''          # makefs -s (rw images)
 	free_files: int = 0     # makefs -f (rw images)
 	kind: str = ''          # corrupt: the corruption
-	source: str = ''        # corrupt: the good image it is a copy of
+	source: str = ''        # corrupt, relocated: the image it is a copy of
+	sblock: int = 0         # relocated: where its superblock is moved to
 
 	def entries(self) -> Tuple[List[Tuple[str, int]], List[Tuple[str, int]]]:
 		"""(files, dirs) of the tree: [(path, size)], [(path, entries)]."""
-		if self.role == 'rw':
+		if self.size:           # an rw image (makefs -s), or a relocated copy of one
 			return [('seed', RW_SEED)], []
 		return file_sizes(self.bsize, self.fsize, self.type), [('many', MANY)]
 
@@ -146,7 +150,8 @@ def _geometry(b, f, where: str) -> Tuple[int, int]:
 
 
 def load_recipe(recipe: Path) -> Tuple[List[Spec], str]:
-	"""The images of the recipe in disk order (good, rw, corrupt) and its key text."""
+	"""The images of the recipe in disk order (good, rw, relocated, corrupt) and
+	its key text."""
 	try:
 		data = json.loads(Path(recipe).read_text())
 	except (OSError, ValueError) as err:
@@ -186,6 +191,25 @@ def load_recipe(recipe: Path) -> Tuple[List[Spec], str]:
 			raise UserError(f'{where}: rw[{i}]: free_files must be a count, not {free!r}')
 		specs.append(Spec(rw.get('name', 'rw-' + image_name(t, e, b, f)), 'rw', t, e, b, f,
 				  size=size, free_files=free))
+	made = {s.name: s for s in specs}
+	for i, m in enumerate(data.get('relocated', [])):
+		at = f'{where}: relocated[{i}]'
+		src, sblock = m.get('from'), m.get('sblock')
+		if src not in made:
+			raise UserError(f'{at}: "from" must name a good or rw image, not {src!r}')
+		g = made[src]
+		if g.type != 'ufs2':
+			raise UserError(f'{at}: {src} is {g.type}; only a UFS2 superblock moves '
+					'(UFS1 keeps it at 8192)')
+		if sblock != SBLOCK_UFS2:
+			raise UserError(f'{at}: "sblock" must be {SBLOCK_UFS2} (where newfs puts a '
+					f'UFS2 superblock), not {sblock!r}')
+		name = m.get('name', f'{src}-sb{sblock}')
+		if str(name).startswith('rw-') != src.startswith('rw-'):
+			raise UserError(f'{at}: {name!r} must start with "rw-" exactly when {src} '
+					'does (that is how the kernel suites tell scratch images)')
+		specs.append(Spec(name, 'relocated', g.type, g.endian, g.bsize, g.fsize,
+				  size=g.size, free_files=g.free_files, source=src, sblock=sblock))
 	good = {s.name: s for s in specs if s.role == 'good'}
 	for i, c in enumerate(data.get('corrupt', [])):
 		kind, src = c.get('kind'), c.get('from')
@@ -1030,6 +1054,161 @@ def corrupt(buf: bytearray, kind: str) -> bytearray:
 	return buf
 
 
+# ------------------------------------------------------- moving the superblock
+
+
+def relocate(buf, sblockloc: int, what: str = 'the image') -> bytearray:
+	"""A copy of the UFS2 image buf whose superblock is at sblockloc, laid
+	out as newfs lays out a file system with its superblock there
+	(docs/fixtures.md, "The superblock at 65536").
+
+	Moving the superblock from fs_sblockloc to sblockloc moves sblkno,
+	cblkno, iblkno and dblkno by the same delta (newfs_layout).  In every
+	cylinder group, everything from the old sblkno on (superblock copy,
+	header, inodes, data) moves up by delta fragments, and the group's last
+	delta fragments, which must be free, fall off its end; fragments below
+	the old sblkno stay where they are.  Every block address (di_db, di_ib,
+	indirect blocks, fs_csaddr) moves with what it points at, the bitmaps
+	move too and the counters are derived again; inode numbers, directories,
+	sizes and the image's length stay the same.  Raises UserError (one line)
+	when the image cannot be moved."""
+	fs = Ufs(buf)
+	F, frag, fpg, e = fs.fsize, fs.frag, fs.fpg, fs.e
+	why = f'cannot move the superblock of {what} to {sblockloc}'
+	if fs.type != 'ufs2':
+		raise UserError(f'{why}: it is {fs.type}, whose superblock is always at 8192')
+	if sblockloc not in SBLOCK_SEARCH or sblockloc < fs.sblockloc:
+		raise UserError(f'{why}: the superblock can only move up, to one of the places '
+				f'FreeBSD searches ({", ".join(map(str, SBLOCK_SEARCH))})')
+	layout = (fs.sblkno, fs.cblkno, fs.iblkno, fs.dblkno)
+	if layout != newfs_layout(fs.sblockloc, F, frag, fs.ipg, fs.isize):
+		raise UserError(f'{why}: its layout {layout} is not the one newfs gives a '
+				f'superblock at {fs.sblockloc}')
+	old = fs.sblkno
+	new = newfs_layout(sblockloc, F, frag, fs.ipg, fs.isize)
+	delta = new[0] - old
+	ndblk = [min(fpg, fs.size - c * fpg) for c in range(fs.ncg)]
+	cgs = [fs.cg_offset(c) for c in range(fs.ncg)]
+
+	def cg(c: int, name: str) -> int:
+		return struct.unpack_from(e + 'I', buf, cgs[c] + CG[name])[0]
+
+	def bit(bm, i: int) -> int:
+		return bm[i >> 3] >> (i & 7) & 1
+
+	freemaps = []
+	for c in range(fs.ncg):
+		freeoff = cg(c, 'freeoff')
+		fmap = bytes(buf[cgs[c] + freeoff:cgs[c] + freeoff + howmany(fpg, 8)])
+		busy = [r for r in range(max(0, ndblk[c] - delta), ndblk[c]) if not bit(fmap, r)]
+		if busy or ndblk[c] < new[3]:
+			first = c * fpg + (busy[0] if busy else 0)
+			raise UserError(f'{why}: cylinder group {c} ' + (
+				f'uses fragment {first}, in its last {delta} fragments, which the '
+				'move pushes off its end' if busy else
+				f'is too small ({ndblk[c]} fragments) for the moved layout'))
+		freemaps.append(fmap)
+
+	def move(p: int) -> int:
+		c, rel = divmod(p, fpg)
+		if c >= fs.ncg or rel >= ndblk[c] - delta or (c == 0 and rel < old):
+			raise UserError(f'{why}: it has a block address {p} that no group can hold '
+					'after the move')
+		return p if rel < old else p + delta
+
+	out = bytearray(len(buf))
+	out[:LABEL_SIZE] = buf[:LABEL_SIZE]
+	end = fs.size * F
+	out[end:] = buf[end:]
+	for c in range(fs.ncg):
+		base = c * fpg * F
+		if c:
+			out[base:base + old * F] = buf[base:base + old * F]
+		lo, hi = base + old * F, base + (ndblk[c] - delta) * F
+		out[lo + delta * F:hi + delta * F] = buf[lo:hi]
+
+	# The superblock, with the new layout.
+	sb = bytearray(buf[fs.sblock:fs.sblock + fs.sbsize])
+	for name, value in zip(('sblkno', 'cblkno', 'iblkno', 'dblkno'), new):
+		struct.pack_into(e + 'i', sb, SB[name], value)
+	struct.pack_into(e + 'q', sb, SB['sblockloc'], sblockloc)
+	struct.pack_into(e + 'q', sb, SB['csaddr2'], move(fs.csaddr))
+	struct.pack_into(e + 'q', sb, SB['dsize2'], fs.sb_int('dsize2', 'q') - delta)
+	out[sblockloc:sblockloc + len(sb)] = sb       # written again once the totals are known
+	moved = Ufs(out, sblock=sblockloc, check=False)
+
+	# Block addresses: in every inode that has them, and in its indirect blocks.
+	seen = set()
+
+	def remap(at: int, level: int) -> None:
+		"""Move the addresses in the (moved) indirect block at fragment `at`."""
+		if at in seen:
+			raise UserError(f'{why}: indirect block {at} is reached twice')
+		seen.add(at)
+		for i in range(fs.nindir):
+			off = at * F + i * fs.psize
+			p = struct.unpack_from(e + fs.ilay['ptr'], out, off)[0]
+			if p:
+				q = move(p)
+				struct.pack_into(e + fs.ilay['ptr'], out, off, q)
+				if level:
+					remap(q, level - 1)
+
+	for c in range(fs.ncg):
+		for i in range(min(fs.ipg, cg(c, 'initediblk'))):
+			node = moved.inode(c * fs.ipg + i)
+			if node.mode == 0 or not _has_blocks(node):
+				continue
+			if struct.unpack_from(e + 'I', out, node.offset + 92)[0]:
+				raise UserError(f'{why}: inode {node.ino} has extended attribute blocks')
+			for k, p in enumerate(node.db):
+				if p:
+					moved.pack('Q', moved.db_offset(node.ino, k), move(p))
+			for level, p in enumerate(node.ib):
+				if p:
+					moved.pack('Q', moved.ib_offset(node.ino, level), move(p))
+					remap(move(p), level)
+
+	# The bitmaps move with the fragments; the counters are derived again.
+	contig = fs.sb_int('contigsumsize')
+	totals = [0, 0, 0, 0]
+	for c in range(fs.ncg):
+		src, off = freemaps[c], moved.cg_offset(c)
+		fmap = bytearray(len(src))
+		for rel in range(ndblk[c]):
+			if rel < old:
+				free = bit(src, rel) if c else 0
+			elif rel < new[0]:
+				free = 1 if c else 0
+			else:
+				free = bit(src, rel - delta)
+			fmap[rel >> 3] |= free << (rel & 7)
+		s = cg_summary(fmap, ndblk[c], frag, contig)
+		out[off + cg(c, 'freeoff'):off + cg(c, 'freeoff') + len(fmap)] = fmap
+		cs = list(struct.unpack_from(e + '4i', out, off + CG['cs']))
+		cs[1], cs[3] = s.nbfree, s.nffree
+		struct.pack_into(e + '4i', out, off + CG['cs'], *cs)
+		struct.pack_into(f'{e}{MAXFRAG}i', out, off + CG['frsum'], *s.frsum)
+		if contig > 0:
+			struct.pack_into(f'{e}{contig}i', out, off + cg(c, 'clustersumoff') + 4,
+					 *s.clustersum[1:])
+			clo = cg(c, 'clusteroff')
+			cmap = s.clusters.ljust(howmany(fpg // frag, 8), b'\0')
+			out[off + clo:off + clo + len(cmap)] = cmap
+		for name in ('rotor', 'frotor'):   # moved like the fragment they name, or 0
+			r = cg(c, name)
+			r = r + delta if old <= r < ndblk[c] - delta else r if c and r < old else 0
+			struct.pack_into(e + 'I', out, off + CG[name], r)
+		struct.pack_into(e + '4i', out, moved.csaddr * F + c * CSUM, *cs)
+		totals = [t + x for t, x in zip(totals, cs)]
+	struct.pack_into(e + '4q', sb, SB['cstotal2'], *totals)
+	struct.pack_into(e + '4i', sb, SB['cstotal1'], *totals)
+	# The superblock, and its copy at every group's sblkno, as makefs writes them.
+	for at in [sblockloc] + [(moved.cgstart(c) + moved.sblkno) * F for c in range(fs.ncg)]:
+		out[at:at + len(sb)] = sb
+	return out
+
+
 # ------------------------------------------------------------------ building
 
 
@@ -1153,9 +1332,27 @@ def _finish(spec: Spec, buf: bytearray, files, dirs) -> str:
 	return label
 
 
+def _finish_relocated(spec: Spec, buf: bytearray, source: Dict[str, Any]) -> str:
+	"""Label a relocated copy (the files of its source), after proving it with
+	the reader: consistent, its superblock where the recipe said, and every file
+	of the label read back through its pointers."""
+	problems = consistency(buf)
+	if not problems and Ufs(buf).sblock != spec.sblock:
+		problems = [f'the superblock is at {Ufs(buf).sblock}, not {spec.sblock}']
+	if not problems:
+		label = make_label(spec.name, spec.type, spec.endian, spec.bsize, spec.fsize,
+				   spec.sblock, 'ok', source['files'], source['dirs'])
+		buf[:LABEL_SIZE] = label_block(label)
+		problems = verify(buf)
+	if problems:
+		raise UserError(f'{spec.name}: the copy of {spec.source} with its superblock at '
+				f'{spec.sblock} is wrong ({len(problems)} problems): {problems[0]}')
+	return label
+
+
 def _generate(specs: List[Spec], out: Path, makefs: str, log: Callable[[str], None]) -> None:
-	sources = {s.source for s in specs if s.role == 'corrupt'}
-	made: Dict[str, bytearray] = {}         # the good images corrupted copies are made of
+	sources = {s.source for s in specs if s.role in ('corrupt', 'relocated')}
+	made: Dict[str, bytearray] = {}         # the images copies are made of
 	entries = []
 	for spec in specs:
 		t0 = time.monotonic()
@@ -1168,6 +1365,10 @@ def _generate(specs: List[Spec], out: Path, makefs: str, log: Callable[[str], No
 					   int(parsed['sblock']), CORRUPT_EXPECT[spec.kind],
 					   parsed['files'], parsed['dirs'], corrupt=spec.kind)
 			buf[:LABEL_SIZE] = label_block(label)
+			_sparse_write(path, buf)
+		elif spec.role == 'relocated':
+			buf = relocate(made[spec.source], spec.sblock, spec.source)
+			label = _finish_relocated(spec, buf, parse_label(made[spec.source]))
 			_sparse_write(path, buf)
 		else:
 			files, dirs = spec.entries()
