@@ -4,8 +4,10 @@
 kunit/fixtures/ufs.json names the images; build() makes them with Debian's
 makefs into <cache>/fixtures/<key>/, writes the label into bytes 0..8191 of
 each (the UFS boot-block area), derives the corrupted copies with the small
-UFS reader below, and reuses the set while the recipe, GENERATOR_VERSION and
-makefs's package version stay the same.  normalize() fixes what makefs leaves
+UFS reader below, and the relocated ones (relocate(): a UFS2 image's
+superblock moved to 65536, the layout newfs gives it), and reuses the set
+while the recipe, GENERATOR_VERSION and makefs's package version stay the
+same.  normalize() fixes what makefs leaves
 random, so a set is the same on every build.  The kernel suites do not read
 these files: they carry the images (carried.py derives that form, and proves
 it turns back into these images byte for byte).
@@ -13,6 +15,8 @@ it turns back into these images byte for byte).
 The reader is independent of Linux: struct-based, both byte orders, UFS1
 (128-byte inodes, 32-bit pointers) and UFS2 (256-byte inodes, 64-bit
 pointers), with the layouts of fs/ufs/ufs_fs.h (FreeBSD's fs.h and dinode.h).
+verify() reads an image's files back by its label; consistency() checks its
+allocation state (bitmaps, counters, layout) as fsck_ffs does.
 """
 
 import hashlib
