@@ -4,11 +4,13 @@
 import argparse
 import json
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 import traceback
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, List, Optional
 
 from . import (ab, baseline, bench, deps, export, fixturecmd, mail, paths, run, rundir, selftest,
 	       seriescheck, tree)
@@ -207,9 +209,22 @@ def _error_line(e: BaseException) -> str:
 	return str(e) or type(e).__name__
 
 
+def _terminated(signum: int, frame: Any) -> None:
+	raise SystemExit(128 + signum)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
 	args = build_parser().parse_args(argv)
 	verbose = getattr(args, 'verbose', False)
+	# SIGTERM and SIGHUP (unless ignored: nohup) as an exception, so that
+	# what is being run is stopped on the way out: kunit.py and QEMU run in
+	# sessions of their own (progress.stream), which a signal to our
+	# process group does not reach.
+	handled = {}
+	if threading.current_thread() is threading.main_thread():
+		for sig in (signal.SIGTERM, signal.SIGHUP):
+			if signal.getsignal(sig) == signal.SIG_DFL:
+				handled[sig] = signal.signal(sig, _terminated)
 	try:
 		return args.func(args)
 	except UserError as e:
@@ -234,3 +249,6 @@ def main(argv: Optional[List[str]] = None) -> int:
 		      + ('' if verbose else ' (run again with -v for the traceback)'),
 		      file=sys.stderr)
 		return 1
+	finally:
+		for sig, was in handled.items():
+			signal.signal(sig, was)

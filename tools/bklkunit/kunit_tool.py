@@ -33,7 +33,9 @@ Nothing here changes a module global of the parser while it parses:
     reads the console again, up to the line the parser loops on (or all
     of it with an empty line after it), and Documents.stuck says where
     and how much (Stuck).  No clock: the same console gives up at the
-    same call, however busy the machine is.
+    same call, however busy the machine is.  (`kunit.py exec` parses
+    the live console with its own parser, unguarded: run stops it at a
+    deadline instead, its --timeout + plan.EXEC_GRACE: progress.stream.)
 """
 
 import builtins

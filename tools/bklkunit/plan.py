@@ -25,6 +25,14 @@ from .errors import UserError
 
 DEFAULT_TIMEOUT = 300
 DEFAULT_SUITE_TIMEOUT = 120
+# Seconds a `kunit.py exec` may run past its own --timeout before run kills
+# it (progress.stream's deadline: --timeout + EXEC_GRACE after it was
+# started).  At --timeout kunit.py kills its guest (QEMU) itself; what is
+# left then is its parse of the console it already read, which takes
+# seconds, and starting up.  Past that, its kunit_parser loops on the
+# console (6.12 does on some garbled ones: docs/design.md), and the boot
+# is a CRASH, never a pass (ArchPlan.exec_killed).
+EXEC_GRACE = 300
 PROGRESS_INTERVAL = progress.INTERVAL
 # Guests get two vCPUs: the race and stress cases of the suites need a second
 # CPU to race on.  (--smp 1 for a single-CPU guest.)
@@ -95,6 +103,7 @@ class RunOptions:
 	progress_interval: float = PROGRESS_INTERVAL
 	rerun_failures: int = 0
 	crash_rerun: bool = True
+	exec_grace: float = EXEC_GRACE           # not an option: EXEC_GRACE, or a test's
 	# buildstamp fingerprints of the trees, taken once per run ({tree: hash}),
 	# shared by every copy of these options (with_jobs).
 	fingerprints: Dict[str, str] = field(default_factory=dict, compare=False)
@@ -121,7 +130,8 @@ class RunOptions:
 			verbose=bool(a.get('verbose', False)),
 			progress_interval=a.get('progress_interval', PROGRESS_INTERVAL),
 			rerun_failures=a.get('rerun_failures', 0) or 0,
-			crash_rerun=not a.get('no_crash_rerun', False))
+			crash_rerun=not a.get('no_crash_rerun', False),
+			exec_grace=EXEC_GRACE)
 
 	def with_jobs(self, jobs: int) -> 'RunOptions':
 		return dataclasses.replace(self, jobs=jobs, fingerprints=self.fingerprints)
@@ -219,3 +229,16 @@ class ArchPlan:
 		if json is not None:
 			cmd.append(f'--json={json}')
 		return cmd + self.options.exec_options(self.arch) + list(extra)
+
+	def exec_deadline(self, timeout: Optional[int] = None) -> float:
+		"""Seconds after its start at which a kunit.py exec of exec_command(timeout=timeout)
+		is killed (progress.stream's deadline): its --timeout plus EXEC_GRACE."""
+		t = self.options.guest_timeout() if timeout is None else timeout
+		return t + self.options.exec_grace
+
+	def exec_killed(self, timeout: Optional[int] = None, console: str = 'console.log') -> str:
+		"""Why a boot killed at exec_deadline(timeout) is a CRASH, one line."""
+		t = self.options.guest_timeout() if timeout is None else timeout
+		return (f'kunit.py exec did not end within {self.options.exec_grace:g} s of its guest '
+			f'timeout ({t} s) and was killed; its console parser may loop on this console: '
+			f'see {console}')

@@ -14,12 +14,13 @@ import os
 import queue
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from . import kunit_tool
 
@@ -175,7 +176,9 @@ class Progress:
 		end = f'[{time.strftime("%H:%M:%S")}] {self.label} done in {now - self.start:.0f}s'
 		if not self.building or self.ok or self.not_ok:
 			end += ': ' + self.counts()
-		if rc:
+		if rc == PAST_DEADLINE:
+			end += ' (killed: still running at its deadline)'
+		elif rc:
 			end += f' (exit {rc})'
 		self.out.write(end + '\n')
 		self.out.flush()
@@ -190,40 +193,189 @@ def next_line(lines: 'queue.Queue[Optional[str]]', timeout: float) -> Optional[s
 		return ''
 
 
+# What stream() returns for a command it killed at its deadline: no process
+# exits with it (an exit status is 0-255, a signal -1 to -64).
+PAST_DEADLINE = 1000
+# Seconds a command stopped with SIGINT (at its deadline, or when run is
+# interrupted) may take to end before every process of its session gets
+# SIGKILL.  A watchdog, not a measure: kunit.py ends on SIGINT, writing out
+# the console it has read (its test.log, which SIGKILL would cut), in about
+# 5 s per GB its looping parser has grown to (some 20 GB at most by a
+# kasan deadline: docs/design.md).
+STOP_GRACE = 300.0
+# Seconds of silence after which stream() stops reading the output of a
+# command it killed (some process outside its session holds the pipe).
+DRAIN_LIMIT = 60.0
+
+# The commands stream() is running, and whether stop_all() was called.
+_running: Dict[int, 'subprocess.Popen[str]'] = {}
+_running_lock = threading.Lock()
+_stopping = threading.Event()
+
+
+def _signal_group(proc: 'subprocess.Popen[str]', sig: int) -> None:
+	"""sig to every process of the command's session (its process group,
+	whose id is its pid: start_new_session)."""
+	try:
+		os.killpg(proc.pid, sig)
+	except (ProcessLookupError, PermissionError):
+		pass        # every process of it has ended
+
+
+def _stop(proc: 'subprocess.Popen[str]', lines: 'Optional[queue.Queue[Optional[str]]]' = None,
+	  keep: Optional[Callable[[str], None]] = None) -> str:
+	"""End the command and every process of its session: SIGINT (what ^C on
+	a terminal sends it), up to STOP_GRACE seconds for the command to end,
+	then SIGKILL to whatever is left of the group (QEMU, a grandchild that
+	ignores SIGINT).  While it ends, its lines go to keep (when given).
+	How it ended, for the log."""
+	how = 'SIGINT to its process group'
+	_signal_group(proc, signal.SIGINT)
+	try:
+		if lines is None or keep is None:
+			proc.wait(timeout=STOP_GRACE)
+		else:
+			until = clock() + STOP_GRACE
+			while proc.poll() is None:
+				left = until - clock()
+				if left <= 0:
+					raise subprocess.TimeoutExpired(proc.args, STOP_GRACE)
+				got = next_line(lines, min(TICK, left))
+				if got is None:             # its output ended: now the process
+					lines.put(None)         # (and the end for the caller)
+					proc.wait(timeout=max(0.0, until - clock()))
+					break
+				if got:
+					keep(got)
+	except subprocess.TimeoutExpired:
+		how += f', SIGKILL {STOP_GRACE:g} s later'
+	finally:
+		_signal_group(proc, signal.SIGKILL)   # whatever is left of the group
+		proc.wait()
+	return how
+
+
+def stop_all() -> None:
+	"""Stop every command stream() is running (as _stop()), and make every
+	stream() started from now on raise KeyboardInterrupt, until
+	stop_all_done(): run --parallel when interrupted (its commands run in
+	sessions of their own, which ^C on the terminal does not reach)."""
+	_stopping.set()
+	with _running_lock:
+		procs = list(_running.values())
+	for proc in procs:
+		_stop(proc)
+
+
+def stop_all_done() -> None:
+	_stopping.clear()
+
+
+def _pump(proc: 'subprocess.Popen[str]', lines: 'queue.Queue[Optional[str]]') -> None:
+	assert proc.stdout is not None
+	for line in proc.stdout:
+		lines.put(line)
+	lines.put(None)
+
+
 def stream(cmd: List[str], log: Path, env: Dict[str, str], verbose: bool,
-	   label: str, interval: float = INTERVAL) -> int:
+	   label: str, interval: float = INTERVAL, deadline: Optional[float] = None) -> int:
 	"""Run cmd, its output (stdout and stderr) all in log; on the terminal
-	all of it too when verbose, else Progress."""
+	all of it too when verbose, else Progress.  Its exit status.
+
+	cmd runs in a session of its own (its process group: kunit.py and the
+	QEMU under it), with stdin /dev/null.  deadline: seconds after the
+	start; a command still running then is stopped with every process of
+	its group (_stop: SIGINT, SIGKILL STOP_GRACE seconds later for what is
+	left), the log ends with a line saying so, and the status is
+	PAST_DEADLINE.  Its output is read while it runs, so a command that
+	never stops printing is stopped as well.  If stream() itself is
+	interrupted (^C, which does not reach the command's session), the
+	command is stopped the same way before the exception goes on."""
+	if _stopping.is_set():
+		raise KeyboardInterrupt('stopping: no new command')
 	with open(log, 'w') as f:
 		f.write('$ ' + ' '.join(cmd) + '\n')
 		f.flush()
 		proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-					text=True, env=env, errors='replace')
-		assert proc.stdout is not None
-		if verbose:
-			for line in proc.stdout:
-				f.write(line)
-				sys.stdout.write(line)
-			return proc.wait()
-		prog = Progress(label, interval=interval, pid=proc.pid)
-		lines: 'queue.Queue[Optional[str]]' = queue.Queue()
-
-		def pump() -> None:
-			assert proc.stdout is not None
-			for line in proc.stdout:
-				lines.put(line)
-			lines.put(None)
-		threading.Thread(target=pump, daemon=True).start()
-		while True:
-			got = next_line(lines, TICK)
-			if got is None:
-				break
-			if got:
-				f.write(got)
-				prog.feed(got)
-			else:
-				f.flush()
-			prog.tick()
-		rc = proc.wait()
-	prog.close(rc)
+					stdin=subprocess.DEVNULL, text=True, env=env,
+					errors='replace', start_new_session=True)
+		with _running_lock:
+			_running[proc.pid] = proc
+		prog = None if verbose else Progress(label, interval=interval, pid=proc.pid)
+		try:
+			rc = _follow(proc, f, verbose, prog, deadline)
+		except BaseException:
+			if proc.returncode is None:
+				_stop(proc)
+			raise
+		finally:
+			with _running_lock:
+				_running.pop(proc.pid, None)
+	if prog is not None:
+		prog.close(rc)
 	return rc
+
+
+def _follow(proc: 'subprocess.Popen[str]', f: Any, verbose: bool, prog: Optional[Progress],
+	    deadline: Optional[float]) -> int:
+	"""stream()'s reading of the command's output, to its end or its deadline."""
+	lines: 'queue.Queue[Optional[str]]' = queue.Queue()
+	threading.Thread(target=_pump, args=(proc, lines), daemon=True).start()
+
+	last = ['\n']               # the end of what was kept
+
+	def keep(line: str) -> None:
+		last[0] = line[-1:]
+		f.write(line)
+		if verbose:
+			sys.stdout.write(line)
+		elif prog is not None:
+			prog.feed(line)
+
+	until = None if deadline is None else clock() + deadline
+	ended = False               # its output ended
+	while True:
+		wait = TICK
+		if until is not None:
+			left = until - clock()
+			if left <= 0:
+				if ended and proc.poll() is not None:
+					return proc.returncode      # it did end, just now
+				break
+			wait = min(TICK, left)
+		if ended:
+			# No more output, but still running (with a deadline only).
+			try:
+				return proc.wait(timeout=wait)
+			except subprocess.TimeoutExpired:
+				continue
+		got = next_line(lines, wait)
+		if got is None:
+			if until is None:
+				return proc.wait()
+			ended = True
+			continue
+		if got:
+			keep(got)
+		else:
+			f.flush()
+			if verbose:
+				sys.stdout.flush()
+		if prog is not None:
+			prog.tick()
+	# Past the deadline.
+	how = _stop(proc, None if ended else lines, keep)
+	while not ended:            # what it printed as it ended
+		got = next_line(lines, DRAIN_LIMIT)
+		if not got:
+			break
+		keep(got)
+	# On a line of its own, also after a line the command was killed in.
+	note = ('' if last[0] == '\n' else '\n') + (
+		f'[bkl-kunit] still running {deadline:g} s after it was started (its deadline): '
+		f'stopped ({how})\n')
+	f.write(note)
+	if verbose:
+		sys.stdout.write(note)
+	return PAST_DEADLINE

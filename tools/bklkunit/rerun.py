@@ -71,7 +71,8 @@ class Booter:
 		t0 = time.time()
 		self.started = now()
 		rc = progress.stream(cmd, self.out / f'kunit.{name}.log', self.env, o.verbose,
-				     f'{self.shown} {label}', o.progress_interval)
+				     f'{self.shown} {label}', o.progress_interval,
+				     deadline=self.plan.exec_deadline(o.suite_timeout))
 		self.seconds += time.time() - t0
 		console = self.out / f'console.{name}.log'
 		if src.exists():
@@ -86,11 +87,20 @@ class Booter:
 		progress.say(self.shown, 'list tests')
 		rc, output, _ = self._exec(['--list_tests'] + ([filter_glob] if filter_glob else []),
 					   'list', 'list')
-		tests = self.listed = kunit_tool.listed_tests(output)
-		self.boots.append({'boot': 'list', 'purpose': 'list', 'filter': filter_glob,
-				   'console': 'console.list.log', 'kunit_log': 'kunit.list.log',
-				   'exit': rc, 'tests': len(tests), 'started': self.started})
+		# A list kunit.py exec was killed for (past its deadline) may be cut short.
+		tests = self.listed = ([] if rc == progress.PAST_DEADLINE
+				       else kunit_tool.listed_tests(output))
+		boot = {'boot': 'list', 'purpose': 'list', 'filter': filter_glob,
+			'console': 'console.list.log', 'kunit_log': 'kunit.list.log',
+			'exit': rc, 'tests': len(tests), 'started': self.started}
+		if rc == progress.PAST_DEADLINE:
+			boot['reason'] = self.killed('console.list.log')
+		self.boots.append(boot)
 		return tests
+
+	def killed(self, console: str) -> str:
+		"""Why a boot killed at its deadline is not believed (ArchPlan.exec_killed)."""
+		return self.plan.exec_killed(self.plan.options.suite_timeout, console)
 
 	def boot(self, glob: str, purpose: str) -> Tuple[List[Suite], ktap.Verdict]:
 		"""A test boot of just glob; its suites as console.py reads them."""
@@ -100,6 +110,10 @@ class Booter:
 						 str(n), purpose)
 		parsed = kunit_tool.documents(self.ktree, console)
 		v = ktap.judge(self.ktree, console, output, parsed, source=f'console.{n}.log')
+		if rc == progress.PAST_DEADLINE:
+			# A CRASH, never a pass, whatever its console shows.
+			v.status = ArchStatus.CRASH
+			v.reason = self.killed(f'console.{n}.log') + (f'\n{v.reason}' if v.reason else '')
 		suites = parse_console(self.ktree, console, stopped_note(v.status, v.reason),
 				       parsed=parsed)
 		self.boots.append({'boot': n, 'purpose': purpose, 'filter': glob,
@@ -151,6 +165,8 @@ def rerun_failures(b: Booter, suites: List[Suite], times: int) -> List[str]:
 		pending = list(rows)
 		for _ in range(times):
 			again, _ = b.boot(glob, 'rerun')
+			if b.boots[-1]['exit'] == progress.PAST_DEADLINE:
+				continue        # killed: what its console shows is not a pass
 			got = baseline.case_map(again)
 			for row in list(pending):
 				if got.get(row) == baseline.PASS:
@@ -184,9 +200,13 @@ def after_first_boot(b: Booter, res, v: ktap.Verdict,
 	res.boots = b.boots
 	res.run_seconds += b.seconds
 	ran = [bt for bt in b.boots if bt['purpose'] == 'continue']
-	if any(bt['purpose'] == 'list' and not bt['tests'] for bt in b.boots):
-		res.reason += ('\nkunit.py exec --list_tests listed nothing (see kunit.list.log): '
-			       'the suites the crash cut off were not re-run')
+	for bt in b.boots:
+		if bt['purpose'] == 'list' and bt.get('reason'):
+			res.reason += (f'\nthe --list_tests boot: {bt["reason"]}; '
+				       'the suites the crash cut off were not re-run')
+		elif bt['purpose'] == 'list' and not bt['tests']:
+			res.reason += ('\nkunit.py exec --list_tests listed nothing (see kunit.list.log): '
+				       'the suites the crash cut off were not re-run')
 	if not ran and not flaky:
 		return
 	res.flaky = flaky

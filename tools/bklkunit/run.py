@@ -251,7 +251,10 @@ def _run_arch(p: ArchPlan, cache: Path) -> ArchResult:
 	# The guest's printk clock starts (about) now: a case's start time is
 	# this plus its printk time (rundir.py).
 	res.boot_started = now()
-	rc = _stream(cmd, out / 'kunit.log', env, o.verbose, f'{name} boot', o.progress_interval)
+	# An outer deadline: kunit.py exec parses the live console with the
+	# tree's kunit_parser, which loops for ever on some garbled consoles.
+	rc = _stream(cmd, out / 'kunit.log', env, o.verbose, f'{name} boot', o.progress_interval,
+		     deadline=p.exec_deadline())
 	res.run_seconds = time.time() - t0
 	t0 = time.time()
 	if console_src.exists():
@@ -265,7 +268,12 @@ def _run_arch(p: ArchPlan, cache: Path) -> ArchResult:
 	(out / 'ktap.log').write_text(''.join(l + '\n' for l in v.ktap))
 	res.passed, res.failed, res.skipped, res.crashed = v.passed, v.failed, v.skipped, v.crashed
 	res.status, res.reason, res.failures = v.status, v.reason, v.failures
-	if res.status == ArchStatus.PASS and rc != 0:
+	if rc == progress.PAST_DEADLINE:
+		# Never a pass, whatever the console shows (it may end where
+		# kunit.py stopped writing it); what it shows stays, below.
+		res.status = ArchStatus.CRASH
+		res.reason = p.exec_killed() + (f'\n{v.reason}' if v.reason else '')
+	elif res.status == ArchStatus.PASS and rc != 0:
 		res.status, res.reason = ArchStatus.FAIL, f'kunit.py exec exited {rc}'
 	cpus = guest_cpus(console)
 	if res.status == ArchStatus.PASS and cpus is not None and cpus < asked:
@@ -446,10 +454,19 @@ def run_concurrently(arches: List[str], workers: int, options: RunOptions, ktree
 	try:
 		with ThreadPoolExecutor(max_workers=workers) as ex:
 			futures = {}
-			for arch in arches:
-				futures[arch] = ex.submit(one, arch, options.with_jobs(jobs))
-			return {arch: f.result() for arch, f in futures.items()}
+			try:
+				for arch in arches:
+					futures[arch] = ex.submit(one, arch, options.with_jobs(jobs))
+				return {arch: f.result() for arch, f in futures.items()}
+			except BaseException:
+				# ^C (or SIGTERM) here: the commands of the other
+				# threads run in sessions of their own, which it does
+				# not reach.  Stop them, and start none, before the
+				# pool waits for its threads.
+				progress.stop_all()
+				raise
 	finally:
+		progress.stop_all_done()
 		progress.LINES_ONLY = False
 
 

@@ -13,8 +13,9 @@ import subprocess
 import sys
 import tarfile
 import threading
+import time
 from pathlib import Path
-from typing import Callable, Dict, Iterable, Optional
+from typing import Any, Callable, Dict, Iterable, List, Optional
 
 import pytest
 
@@ -57,6 +58,81 @@ arch = opts['arch'][0]
 listing = '--list_tests' in positional
 glob = ([p for p in positional if not p.startswith('--')] or [''])[0]
 '''
+
+# The end of a stub kunit.py exec that never ends, as one whose kunit_parser
+# loops on the console it has read (docs/design.md): a child that stays (its
+# QEMU: its pid in <arch>.exec_child) and a '[CRASHED] ' line for each Test
+# the parser makes up, for ever.  Only run's deadline stops it.
+STUB_HANG = r'''
+def hang():
+	import subprocess, time
+	sys.stdout.flush()
+	child = subprocess.Popen(['sleep', '1000'])
+	(ctl / f'{arch}.exec_child').write_text(str(child.pid))
+	while True:
+		print('[07:01:03] [CRASHED] ', flush=True)
+		time.sleep(0.01)
+'''
+# Seconds all_ended() waits for processes that must have ended already: a
+# guard against a hang of the test, not a measure.
+WATCHDOG = 60.0
+
+
+def ended(pid: int) -> bool:
+	"""The process has ended: gone, or a zombie."""
+	try:
+		stat = Path(f'/proc/{pid}/stat').read_text()
+	except FileNotFoundError:
+		return True
+	return stat.rsplit(')', 1)[1].split()[0] in ('Z', 'X')
+
+
+def deadline_after(monkeypatch: Any, lines: int, marker: str = '') -> None:
+	"""progress.stream's clock stands still until the command has printed
+	`lines` lines (containing marker, when given), then runs (real time, far
+	past any deadline): a deadline passes once that output is there, and
+	only then, however slowly a busy machine starts the command."""
+	from bklkunit import progress
+	seen = [0]
+	real = progress.next_line
+
+	def counting(queue: Any, timeout: float) -> Optional[str]:
+		got = real(queue, timeout)
+		if got and marker in got:
+			seen[0] += 1
+		return got
+
+	def clock() -> float:
+		return 0.0 if seen[0] < lines else time.monotonic() + 1e6
+	monkeypatch.setattr(progress, 'next_line', counting)
+	monkeypatch.setattr(progress, 'clock', clock)
+
+
+def in_group(pgid: int) -> List[int]:
+	"""The processes of a process group that have not ended (not zombies)."""
+	out = []
+	for d in Path('/proc').iterdir():
+		if d.name.isdigit():
+			try:
+				fields = (d / 'stat').read_text().rsplit(')', 1)[1].split()
+			except (FileNotFoundError, ProcessLookupError, IndexError):
+				continue
+			if int(fields[2]) == pgid and fields[0] not in ('Z', 'X'):
+				out.append(int(d.name))
+	return out
+
+
+def all_ended(pids: Iterable[int], group: Optional[int] = None) -> bool:
+	"""Every pid, and every process of the process group `group`, has
+	ended, or does within WATCHDOG seconds (for processes that were killed
+	and whose output has ended: they are past closing it)."""
+	until = time.monotonic() + WATCHDOG
+	while not all(ended(p) for p in pids) or (group is not None and in_group(group)):
+		if time.monotonic() > until:
+			return False
+		time.sleep(0.05)
+	return True
+
 
 # ------------------------------------------------------------------ isolation
 

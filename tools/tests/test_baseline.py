@@ -14,9 +14,9 @@ from typing import Dict, Optional
 
 import pytest
 
-from bklkunit import baseline, cli, ktap, paths, rerun, run, rundir
+from bklkunit import baseline, cli, ktap, paths, plan, rerun, run, rundir
 from bklkunit.console import parse_console
-from conftest import STUB_ARGS, DEBVER
+from conftest import STUB_ARGS, STUB_HANG, DEBVER, all_ended, deadline_after
 from test_run import fake, main_env  # noqa: F401  (fixtures used by rf)
 
 GCC = 'gcc (Debian 12.2.0-14+deb12u1) 12.2.0'
@@ -377,8 +377,9 @@ def test_compare_prints_divergence(tmp_path, parser_tree, capsys):
 # Like test_run.STUB, plus: --list_tests prints <arch>.list; a boot with
 # filter glob G prints <arch>.console@G.<n> (its n-th boot with G) or
 # <arch>.console@G, else <arch>.console; <arch>.exec@G is its output;
-# build writes <arch>.config to <build_dir>/.config.
-STUB = STUB_ARGS + r'''with open(ctl / 'calls.jsonl', 'a') as f:
+# build writes <arch>.config to <build_dir>/.config; with <arch>.hang@G a
+# boot with G never ends once it has written all that (conftest.STUB_HANG).
+STUB = STUB_ARGS + STUB_HANG + r'''with open(ctl / 'calls.jsonl', 'a') as f:
 	f.write(json.dumps({'verb': verb, 'argv': rest, 'glob': glob, 'list': listing}) + '\n')
 
 def get(name, default=None):
@@ -409,6 +410,8 @@ if verb == 'exec':
 	sys.stdout.write(get(f'exec@{glob}', get('exec', '[07:01:02] Starting KUnit Kernel (1/1)...\n')))
 	if 'json' in opts:
 		Path(opts['json'][0]).write_text('{"name": "KUnit Test Group"}\n')
+	if get(f'hang@{glob}') is not None:
+		hang()
 	sys.exit(int(get('exec_rc', '0')))
 sys.exit(f'stub kunit.py: unexpected verb {verb}')
 '''
@@ -496,6 +499,50 @@ def test_crash_rerun_keeps_going_past_a_second_crash(rf):
 	assert all('--timeout=120' in c['argv'] for c in f.calls('exec')[1:])
 	_, [a] = baseline.load_results(f.results, f.tree, probe=False)
 	assert a.cases['gamma.x'] == 'crash' and a.cases['delta.y'] == 'pass'
+
+
+def test_a_crash_rerun_boot_that_never_ends_is_a_crash(rf, monkeypatch):
+	"""The boot of gamma (a suite the crash cut off) goes on for ever, as a
+	kunit.py exec whose parser loops: it is killed at --suite-timeout +
+	EXEC_GRACE and is a CRASH, never a pass; delta still runs."""
+	f = rf
+	monkeypatch.setattr(plan, 'EXEC_GRACE', 0.5)
+	deadline_after(monkeypatch, 1, '[CRASHED]')      # once it has written it all
+	stage_crash(f)
+	f.ctl_write('x86_64', 'hang@gamma', '')
+	assert run.main(f.args('--arch', 'x86_64', '--no-ccache', '--suite-timeout', '1')) == 1
+	v = verdict(f, 'x86_64')
+	assert v['status'] == 'CRASH'
+	gamma, delta = v['boots'][1:]
+	assert (gamma['filter'], gamma['status'], gamma['exit']) == ('gamma', 'CRASH',
+								     run.progress.PAST_DEADLINE)
+	assert gamma['reason'] == (
+		'kunit.py exec did not end within 0.5 s of its guest timeout (1 s) and was killed; '
+		'its console parser may loop on this console: see console.2.log')
+	assert (delta['filter'], delta['status']) == ('delta', 'PASS')
+	assert 'not PASS: gamma CRASH' in v['reason']
+	assert (f.results / 'x86_64' / 'kunit.2.log').read_text().splitlines()[-1].startswith(
+		'[bkl-kunit] still running 1.5 s after it was started (its deadline)')
+	assert all_ended([int((f.ctl / 'x86_64.exec_child').read_text())])
+
+
+def test_a_rerun_that_never_ends_does_not_make_a_failure_flaky(rf, monkeypatch):
+	"""--rerun-failures: a boot killed at its deadline is no pass of the
+	case, whatever its console shows."""
+	f = rf
+	monkeypatch.setattr(plan, 'EXEC_GRACE', 0.5)
+	deadline_after(monkeypatch, 1, '[CRASHED]')      # once it has written it all
+	f.ctl_write('x86_64', 'console', FAILING)
+	f.ctl_write('x86_64', 'console@alpha.two', ktap_console(('alpha', [('two', 'ok')])))
+	f.ctl_write('x86_64', 'hang@alpha.two', '')
+	rc = run.main(f.args('--arch', 'x86_64', '--no-ccache', '--rerun-failures', '1',
+			     '--suite-timeout', '1'))
+	assert rc == 1
+	v = verdict(f, 'x86_64')
+	assert v['status'] == 'FAIL' and v['flaky'] == [] and v['failures'] == ['alpha.two: FAILURE']
+	[rerun_boot] = v['boots']
+	assert rerun_boot['status'] == 'CRASH' and rerun_boot['reason'].startswith(
+		'kunit.py exec did not end within 0.5 s of its guest timeout (1 s)')
 
 
 def test_crash_rerun_applies_the_case_part_of_the_filter(rf):

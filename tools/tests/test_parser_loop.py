@@ -9,7 +9,9 @@ make it take the last line a second time at the end: ValueError).
 kunit_tool counts the parser's looks at its LineStream without a line
 taken and gives up after IDLE_LOOKS: the console is read up to the line
 it loops on (a line taken twice: to the end, with an empty line after
-it), and the arch is a CRASH naming the file and the line.
+it), and the arch is a CRASH naming the file and the line.  (kunit.py
+exec, which parses the live console with the parser unguarded, is given
+a deadline instead: test_run.test_run_arch_kills_a_kunit_py_exec_that_never_ends.)
 
 The tests that hang the code before the guard run in a child interpreter
 (_child): its time limit, HARNESS_LIMIT, and its memory limit (each round

@@ -8,10 +8,13 @@ import os
 import re
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
 from bklkunit import cli, progress, run
+from conftest import WATCHDOG, all_ended, deadline_after
 
 STAMP = r'\[\d\d:\d\d:\d\d\]'
 
@@ -305,3 +308,151 @@ def test_progress_interval_option():
 	assert args.progress_interval == run.PROGRESS_INTERVAL == progress.INTERVAL == 30
 	args = cli.build_parser().parse_args(['run', '--progress-interval', '5'])
 	assert args.progress_interval == 5
+
+
+# ------------------------------------------------------- a deadline (kunit.py exec)
+#
+# Commands that never end, with a deadline of a second: each is still
+# running at its deadline, whatever the machine's load.  Where a test
+# checks what the command printed first, its deadline passes only once that
+# is printed (conftest.deadline_after: the clock stands still until then).
+# WATCHDOG (conftest.all_ended) only guards against a hang of the test.
+# The commands that must end on SIGINT are Python, which does whenever
+# SIGINT comes (before its handler: the default action; after it:
+# KeyboardInterrupt); sh catches it while it runs -c and may not act on
+# one that came before it started its child.
+
+# Prints x, its pid (its process group's id) and that of a child that
+# ignores SIGINT from its start (as a grandchild of kunit.py might), then
+# waits for ever.
+TREE = ('import os, signal, subprocess, time; print("x", flush=True); '
+	'print(os.getpid(), flush=True); child = subprocess.Popen(["sleep", "1000"], '
+	'preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)); '
+	'print(child.pid, flush=True); time.sleep(1000)')
+# The same, but the command itself ignores SIGINT.
+DEAF = 'import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); ' + TREE
+# Prints its pid, closes its output, waits for ever.
+CLOSED = ('import os, time; print(os.getpid(), flush=True); os.close(1); os.close(2); '
+	  'time.sleep(1000)')
+KILLED = ('[bkl-kunit] still running 1 s after it was started (its deadline): '
+	  'stopped (SIGINT to its process group)')
+
+
+def _deadline_stream(tmp_path, cmd, verbose=False, deadline=1.0):
+	log = tmp_path / 'kunit.log'
+	rc = progress.stream(cmd, log, dict(os.environ), verbose, 'x86_64 boot', deadline=deadline)
+	return rc, log.read_text().splitlines()
+
+
+def py(script):
+	return [sys.executable, '-c', script]
+
+
+def test_stream_kills_a_command_past_its_deadline(tmp_path, monkeypatch):
+	"""On the real clock; whether sh got to start sleep by then or not, it
+	is stopped (SIGINT to both, or SIGKILL 10 s later if sh sat on it)."""
+	monkeypatch.setattr(progress, 'STOP_GRACE', 10.0)
+	rc, log = _deadline_stream(tmp_path, ['sh', '-c', 'echo x; sleep 1000'])
+	assert rc == progress.PAST_DEADLINE and log[-1].startswith(KILLED[:-1])
+
+
+@pytest.mark.parametrize('verbose', [False, True], ids=['progress', 'verbose'])
+def test_stream_kills_a_command_past_its_deadline_and_its_children(tmp_path, capsys,
+								    monkeypatch, verbose):
+	deadline_after(monkeypatch, 3)
+	rc, log = _deadline_stream(tmp_path, py(TREE), verbose)
+	assert rc == progress.PAST_DEADLINE
+	assert log[0] == f'$ {sys.executable} -c {TREE}' and log[1] == 'x'   # the output is kept
+	group, child = int(log[2]), int(log[3])
+	# It ended on SIGINT (KeyboardInterrupt); its child, which ignores
+	# SIGINT, got SIGKILL with the rest of the group.
+	assert 'KeyboardInterrupt' in log and log[-1] == KILLED
+	assert all_ended([group, child], group=group)
+	out = capsys.readouterr().out.splitlines()
+	if verbose:
+		assert out == log[1:]            # all of it, the last line too
+	else:
+		assert re.fullmatch(STAMP + r' x86_64 boot done in \d+s: 0 ok, 0 not ok '
+				    r'\(killed: still running at its deadline\)', out[-1]), out
+
+
+def test_stream_kills_a_command_that_ignores_sigint(tmp_path, monkeypatch):
+	deadline_after(monkeypatch, 3)
+	monkeypatch.setattr(progress, 'STOP_GRACE', 0.5)
+	rc, log = _deadline_stream(tmp_path, py(DEAF))
+	assert rc == progress.PAST_DEADLINE and log[1] == 'x' and 'KeyboardInterrupt' not in log
+	assert log[-1] == ('[bkl-kunit] still running 1 s after it was started (its deadline): '
+			   'stopped (SIGINT to its process group, SIGKILL 0.5 s later)')
+	assert all_ended([int(log[2]), int(log[3])], group=int(log[2]))
+
+
+def test_stream_kills_a_command_that_never_stops_printing(tmp_path, monkeypatch):
+	"""Like kunit.py exec when its parser loops: a '[CRASHED] ' line for
+	each Test it makes up, for ever.  (yes ends on SIGINT, and sh, which
+	waits for it, with it.)"""
+	deadline_after(monkeypatch, 2)
+	rc, log = _deadline_stream(tmp_path, ['sh', '-c', 'echo $$; yes "[07:01:03] [CRASHED] "'])
+	assert rc == progress.PAST_DEADLINE
+	assert log[2] == '[07:01:03] [CRASHED] ' and log[-1] == KILLED
+	assert all_ended([int(log[1])], group=int(log[1]))
+
+
+def test_stream_kills_a_command_that_closed_its_output(tmp_path, monkeypatch):
+	deadline_after(monkeypatch, 1)
+	rc, log = _deadline_stream(tmp_path, py(CLOSED))
+	assert rc == progress.PAST_DEADLINE and log[-1] == KILLED
+	assert all_ended([int(log[1])], group=int(log[1]))
+
+
+def test_stream_within_its_deadline_is_as_without(tmp_path, capsys):
+	rc, log = _deadline_stream(tmp_path, ['sh', '-c', 'echo x; exit 3'], deadline=3600)
+	assert rc == 3 and log[1:] == ['x']
+	assert capsys.readouterr().out.rstrip().endswith(' (exit 3)')
+
+
+def test_an_interrupted_stream_stops_its_command(tmp_path, monkeypatch):
+	"""^C reaches run, not the command's session: stream() stops it."""
+	seen = []
+	real = progress.next_line
+
+	def interrupted(lines, timeout):
+		got = real(lines, timeout)
+		if got:
+			seen.append(got.strip())
+		if len(seen) == 3:
+			raise KeyboardInterrupt
+		return got
+	monkeypatch.setattr(progress, 'next_line', interrupted)
+	with pytest.raises(KeyboardInterrupt):
+		progress.stream(py(TREE), tmp_path / 'log', dict(os.environ), False, 'arm build')
+	assert seen[0] == 'x' and all_ended([int(seen[1]), int(seen[2])], group=int(seen[1]))
+	assert progress._running == {}
+
+
+def test_stop_all_stops_every_command_and_starts_none(tmp_path):
+	"""run --parallel interrupted: the commands of the other threads."""
+	got = {}
+	log = tmp_path / 'log'
+
+	def one():
+		got['rc'] = progress.stream(py(TREE), log, dict(os.environ), False, 'arm boot')
+
+	def started():          # its three lines, after the command line
+		return log.exists() and len(log.read_text().splitlines()) == 4
+	t = threading.Thread(target=one)
+	t.start()
+	until = time.monotonic() + WATCHDOG
+	while not started():          # in the log within a TICK
+		assert time.monotonic() < until, 'the command did not start'
+		time.sleep(0.05)
+	try:
+		progress.stop_all()
+		t.join(WATCHDOG)
+		assert not t.is_alive()
+		lines = log.read_text().splitlines()
+		assert got['rc'] != 0 and all_ended([int(lines[2]), int(lines[3])], group=int(lines[2]))
+		with pytest.raises(KeyboardInterrupt):
+			progress.stream(['true'], tmp_path / 'log2', dict(os.environ), False, 'x')
+	finally:
+		progress.stop_all_done()
+	assert progress.stream(['true'], tmp_path / 'log2', dict(os.environ), False, 'x') == 0

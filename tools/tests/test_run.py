@@ -8,15 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from bklkunit import cli, deps, paths, run
+from bklkunit import cli, deps, paths, plan, run
 from bklkunit.errors import UserError
-from conftest import STUB_ARGS, DATA, KCONFIG_A, KCONFIG_B, commit, copy_parser, git, read_data
+from conftest import (STUB_ARGS, STUB_HANG, DATA, KCONFIG_A, KCONFIG_B, all_ended, commit,
+		      copy_parser, deadline_after, git, read_data)
 
 # Stands in for tools/testing/kunit/kunit.py.  What it does per arch comes
 # from files in $BKL_STUB_CTL: <arch>.build (output), <arch>.build_rc,
 # <arch>.console (written to <build_dir>/test.log), <arch>.exec (output),
-# <arch>.exec_rc.  Every call is appended to calls.jsonl.
-STUB = STUB_ARGS + r'''with open(ctl / 'calls.jsonl', 'a') as f:
+# <arch>.exec_rc; <arch>.exec_hang: exec never ends, once it has written
+# all that (conftest.STUB_HANG).  Every call is appended to calls.jsonl.
+STUB = STUB_ARGS + STUB_HANG + r'''with open(ctl / 'calls.jsonl', 'a') as f:
 	f.write(json.dumps({'verb': verb, 'argv': rest, 'cwd': os.getcwd(),
 			    'ccache_dir': os.environ.get('CCACHE_DIR')}) + '\n')
 
@@ -36,6 +38,8 @@ if verb == 'exec':
 		(build_dir / 'test.log').write_text(console)
 	sys.stdout.write(get('exec', '[07:01:02] Starting KUnit Kernel (1/1)...\n'))
 	Path(opts['json'][0]).write_text('{"name": "KUnit Test Group"}\n')
+	if get('exec_hang') is not None:
+		hang()
 	sys.exit(int(get('exec_rc', '0')))
 sys.exit(f'stub kunit.py: unexpected verb {verb}')
 '''
@@ -770,3 +774,135 @@ def test_main_writes_summary_once_and_reads_each_console_once(main_env, monkeypa
 	assert 'divergence' in s and 'timings' in s
 	assert (s['results_dir'] and Path(s['results_dir'], 'kcidb.json').is_file()
 		and Path(s['results_dir'], 'junit.xml').is_file())
+
+
+# ------------------------------------- a kunit.py exec that never ends (its parser loops)
+
+
+def killed(timeout, grace='0.5', console='console.log'):
+	"""The reason of a boot run killed at its deadline."""
+	return (f'kunit.py exec did not end within {grace} s of its guest timeout ({timeout} s) and '
+		f'was killed; its console parser may loop on this console: see {console}')
+
+
+def test_exec_deadline_is_the_guest_timeout_and_a_grace(fake):
+	assert plan.EXEC_GRACE == 300 and run.RunOptions().exec_grace == 300
+	p = plan.ArchPlan(fake.tree, 'x86_64', fake.cache, fake.results, run.RunOptions(timeout=77), [])
+	assert p.exec_deadline() == 377 and p.exec_deadline(45) == 345
+	assert run.RunOptions.from_args(fake.args('--profile', 'kasan')).exec_grace == 300
+	assert plan.ArchPlan(fake.tree, 'x86_64', fake.cache, fake.results,
+			     run.RunOptions.from_args(fake.args('--profile', 'kasan')),
+			     []).exec_deadline() == 1200
+	assert p.exec_killed() == killed(77, '300')
+
+
+@pytest.mark.parametrize('console', ['console_pass.log', 'garbled_stray_plan.log'])
+def test_run_arch_kills_a_kunit_py_exec_that_never_ends(fake, monkeypatch, console):
+	"""Its guest's console read, kunit.py exec goes on for ever (as when its
+	kunit_parser loops): killed at --timeout + EXEC_GRACE (1.5 s here; the
+	clock runs once the stub has written everything), the arch is a CRASH
+	saying so, never a pass, whatever its console shows."""
+	monkeypatch.setattr(plan, 'EXEC_GRACE', 0.5)
+	deadline_after(monkeypatch, 1, '[CRASHED]')      # once it has written it all
+	fake.scenario('x86_64', console=console)
+	(fake.ctl / 'x86_64.exec_hang').write_text('')
+	r, out = fake.run_arch('x86_64', '--timeout', '1', '--no-crash-rerun')
+	assert r.status == 'CRASH'
+	reason = r.reason.splitlines()
+	assert reason[0] == killed(1)
+	log = (out / 'kunit.log').read_text().splitlines()
+	assert '[07:01:03] [CRASHED] ' in log
+	assert log[-1] == ('[bkl-kunit] still running 1.5 s after it was started (its deadline): '
+			   'stopped (SIGINT to its process group)')
+	assert all_ended([int((fake.ctl / 'x86_64.exec_child').read_text())])     # its "QEMU"
+	assert (out / 'console.log').read_text() == read_data(console)
+	if console == 'console_pass.log':
+		# A console that reads complete: its cases are kept, the arch is no pass.
+		assert len(reason) == 1 and (r.passed, r.failed, r.crashed) == (10, 0, 0)
+	else:
+		assert reason[1] == ("kunit_parser cannot read console.log from line 4 on: it loops "
+				     "on line 4 ('1..2') without taking it; what came before is kept")
+
+
+def test_main_a_kunit_py_exec_that_never_ends_is_reported_as_a_crash(main_env, monkeypatch,
+								      capsys):
+	"""verdict.json, summary.json, junit.xml, kcidb.json and index.html say
+	CRASH, with the reason, as for any crash; and so does `report` when it
+	reads the results again."""
+	import xml.etree.ElementTree as ET
+	f = main_env
+	monkeypatch.setattr(plan, 'EXEC_GRACE', 0.5)
+	deadline_after(monkeypatch, 1, '[CRASHED]')      # once it has written it all
+	f.scenario('x86_64', console='console_pass.log')
+	(f.ctl / 'x86_64.exec_hang').write_text('')
+	assert run.main(f.args('--arch', 'x86_64', '--no-ccache', '--timeout', '1')) == 1
+	out = capsys.readouterr().out
+	assert f'x86_64: CRASH: {killed(1)}' in out and '0 arch(es) passed, 1 failed: x86_64' in out
+	assert len(f.calls('exec')) == 1          # nothing was cut off: no boot after it
+	v = json.loads((f.results / 'x86_64' / 'verdict.json').read_text())
+	assert (v['status'], v['reason'], v['passed']) == ('CRASH', killed(1), 10)
+	[a] = summary(f)['arches']
+	assert (a['status'], a['reason']) == ('CRASH', killed(1))
+	for again in (False, True):
+		if again:
+			assert cli.main(['report', str(f.results)]) == 0     # the console bears it out
+		root = ET.parse(f.results / 'junit.xml').getroot()
+		[whole] = [ts for ts in root.findall('testsuite') if ts.get('name') == 'x86_64']
+		err = whole.find('testcase/error')
+		assert err.get('type') == 'CRASH' and err.get('message') == f'CRASH: {killed(1)}'
+		kcidb = json.loads((f.results / 'kcidb.json').read_text())
+		[kunit] = [t for t in kcidb['tests'] if t['path'] == 'kunit']
+		assert kunit['status'] == 'ERROR' and kunit['misc']['arch_status'] == 'CRASH'
+		page = (f.results / 'index.html').read_text()
+		assert '0 of 1 arch(es) PASS' in page and 'x86_64 CRASH' in page
+
+
+def test_sigterm_ends_a_verb_through_its_finally_blocks(monkeypatch):
+	"""kunit.py and QEMU run in sessions of their own, which a SIGTERM to
+	run's process group does not reach: cli.main makes SIGTERM (and SIGHUP,
+	unless ignored: nohup) an exception, so that stream() stops them on the
+	way out.  The handlers are put back afterwards."""
+	import signal
+	import time
+	from conftest import WATCHDOG
+	was = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
+	seen = []
+
+	def main(args):
+		seen.append(signal.getsignal(signal.SIGHUP))
+		try:
+			os.kill(os.getpid(), signal.SIGTERM)
+			time.sleep(WATCHDOG)               # the handler raises in here
+		finally:
+			seen.append('finally')
+		return 0
+	monkeypatch.setattr(run, 'main', main)
+	try:
+		signal.signal(signal.SIGTERM, signal.SIG_DFL)
+		signal.signal(signal.SIGHUP, signal.SIG_IGN)
+		with pytest.raises(SystemExit) as ei:
+			cli.main(['run', '--arch', 'x86_64'])
+		assert ei.value.code == 128 + signal.SIGTERM
+		assert seen == [signal.SIG_IGN, 'finally']          # nohup's SIGHUP stays ignored
+		assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+		assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+	finally:
+		for s, h in was.items():
+			signal.signal(s, h)
+
+
+def test_run_parallel_interrupted_stops_the_other_arches_commands(fake, monkeypatch):
+	"""^C in the main thread of run --parallel: the other threads' commands
+	(in sessions of their own) are stopped before the pool waits for them."""
+	stopped = []
+	monkeypatch.setattr(run.progress, 'stop_all', lambda: stopped.append(True))
+
+	def one(arch, options):
+		if arch == 'x86_64':
+			raise KeyboardInterrupt
+		return arch
+	with pytest.raises(KeyboardInterrupt):
+		run.run_concurrently(['x86_64', 'arm'], 2, run.RunOptions(always_build=True), fake.tree,
+				     one)
+	assert stopped == [True]
+	assert not run.progress._stopping.is_set() and run.progress.LINES_ONLY is False
