@@ -492,6 +492,21 @@ class Checker:
 		return f'{f}: {m.group("kind")}: {m.group("msg")}'
 
 
+def repository(cache: Path, allow_install: bool = True) -> None:
+	"""The prepared repository the checks take the pristine commit and
+	their scratch worktree from.  prepare makes it when the cache has none
+	(a fresh CI cache); an existing work tree is only read, never rebuilt:
+	the checks apply this checkout's kernel-patches/ in their own worktree,
+	and prepare would rebuild a clean work tree prepared from another
+	checkout's series (2026-12-05: a developer's tree, exported and clean,
+	was rebuilt with an older branch's 53 patches by this call, when it
+	was tree.prepare(keep_local=True))."""
+	try:
+		tree.find_prepared(cache)
+	except UserError:
+		tree.prepare(cache, allow_install=allow_install, quiet=True, keep_local=True)
+
+
 def main(args: argparse.Namespace) -> int:
 	# Every option is checked before anything is written.
 	patches = tree.read_series(paths.PATCH_DIR)
@@ -508,9 +523,7 @@ def main(args: argparse.Namespace) -> int:
 	if 'go7007' in checks:
 		arches += paths.parse_arches(args.go7007_arch)
 	deps.ensure(deps.for_arches(arches) + deps.CHECK_PACKAGES, allow_install=not args.no_install)
-	# The checks use their own worktree: local work in the work tree is
-	# neither checked nor disturbed (only kernel-patches/ is checked).
-	tree.prepare(cache, allow_install=not args.no_install, quiet=True, keep_local=True)
+	repository(cache, allow_install=not args.no_install)
 	with paths.locked(cache / 'series' / 'series.lock', 'the series checks\' worktree'):
 		return _checks(Checker(cache, args, opts), opts)
 
