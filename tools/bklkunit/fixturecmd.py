@@ -16,7 +16,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 	p.add_argument('--rebuild', action='store_true',
 		       help='make the images again even if the set exists')
 	p.add_argument('--verify', action='store_true',
-		       help='read every good and rw image back with the reader and compare')
+		       help='read every good, rw and relocated image back with the reader, '
+			    'compare, and check its bitmaps and counters')
 	p.add_argument('--prune', action='store_true',
 		       help='remove the image sets of other recipes from the cache')
 	p.add_argument('--recipe', default=str(fixtures.RECIPE),
@@ -50,7 +51,8 @@ def cmd(args: argparse.Namespace) -> int:
 		for img in images:
 			if img.corrupt:
 				continue
-			problems = fixtures.verify(img.path.read_bytes())
+			buf = img.path.read_bytes()
+			problems = fixtures.verify(buf) + fixtures.consistency(buf)
 			print(f'verify {img.name}: '
 			      + (f'{len(problems)} problems' if problems else 'ok'))
 			for p in problems[:20]:

@@ -4,8 +4,10 @@
 kunit/fixtures/ufs.json names the images; build() makes them with Debian's
 makefs into <cache>/fixtures/<key>/, writes the label into bytes 0..8191 of
 each (the UFS boot-block area), derives the corrupted copies with the small
-UFS reader below, and reuses the set while the recipe, GENERATOR_VERSION and
-makefs's package version stay the same.  normalize() fixes what makefs leaves
+UFS reader below, and the relocated ones (relocate(): a UFS2 image's
+superblock moved to 65536, the layout newfs gives it), and reuses the set
+while the recipe, GENERATOR_VERSION and makefs's package version stay the
+same.  normalize() fixes what makefs leaves
 random, so a set is the same on every build.  The kernel suites do not read
 these files: they carry the images (carried.py derives that form, and proves
 it turns back into these images byte for byte).
@@ -13,6 +15,8 @@ it turns back into these images byte for byte).
 The reader is independent of Linux: struct-based, both byte orders, UFS1
 (128-byte inodes, 32-bit pointers) and UFS2 (256-byte inodes, 64-bit
 pointers), with the layouts of fs/ufs/ufs_fs.h (FreeBSD's fs.h and dinode.h).
+verify() reads an image's files back by its label; consistency() checks its
+allocation state (bitmaps, counters, layout) as fsck_ffs does.
 """
 
 import hashlib
@@ -59,6 +63,9 @@ MOUNT = {'ufs1': '44bsd', 'ufs2': 'ufs2'}        # the ufstype= Linux mounts eac
 # what a correct kernel does ("expect ok" for every good and rw image), so the
 # ufs_image cases are red on the pristine tree and green with the series.
 LINUX_SBLOCK = {'ufs1': 8192, 'ufs2': 65536}
+# Where FreeBSD's newfs puts a UFS2 superblock (SBLOCK_UFS2); the recipe's
+# "relocated" images move makefs's there (relocate()).
+SBLOCK_UFS2 = 65536
 # rw-mount-fails: a read-only mount works and reads everything intact; a
 # read-write mount (which reads the cylinder groups) is refused.
 EXPECTS = ('ok', 'mount-fails', 'io-error', 'rw-mount-fails')
@@ -110,7 +117,7 @@ def file_sizes(bsize: int, fsize: int, ufs_type: str) -> List[Tuple[str, int]]:
 class Spec:
 	"""One image of the recipe."""
 	name: str
-	role: str               # good, rw or corrupt
+	role: str               # good, rw, relocated or corrupt
 	type: str
 	endian: str
 	bsize: int
@@ -118,11 +125,12 @@ class Spec:
 	size: str = ''          # makefs -s (rw images)
 	free_files: int = 0     # makefs -f (rw images)
 	kind: str = ''          # corrupt: the corruption
-	source: str = ''        # corrupt: the good image it is a copy of
+	source: str = ''        # corrupt, relocated: the image it is a copy of
+	sblock: int = 0         # relocated: where its superblock is moved to
 
 	def entries(self) -> Tuple[List[Tuple[str, int]], List[Tuple[str, int]]]:
 		"""(files, dirs) of the tree: [(path, size)], [(path, entries)]."""
-		if self.role == 'rw':
+		if self.size:           # an rw image (makefs -s), or a relocated copy of one
 			return [('seed', RW_SEED)], []
 		return file_sizes(self.bsize, self.fsize, self.type), [('many', MANY)]
 
@@ -146,7 +154,8 @@ def _geometry(b, f, where: str) -> Tuple[int, int]:
 
 
 def load_recipe(recipe: Path) -> Tuple[List[Spec], str]:
-	"""The images of the recipe in disk order (good, rw, corrupt) and its key text."""
+	"""The images of the recipe in disk order (good, rw, relocated, corrupt) and
+	its key text."""
 	try:
 		data = json.loads(Path(recipe).read_text())
 	except (OSError, ValueError) as err:
@@ -186,6 +195,25 @@ def load_recipe(recipe: Path) -> Tuple[List[Spec], str]:
 			raise UserError(f'{where}: rw[{i}]: free_files must be a count, not {free!r}')
 		specs.append(Spec(rw.get('name', 'rw-' + image_name(t, e, b, f)), 'rw', t, e, b, f,
 				  size=size, free_files=free))
+	made = {s.name: s for s in specs}
+	for i, m in enumerate(data.get('relocated', [])):
+		at = f'{where}: relocated[{i}]'
+		src, sblock = m.get('from'), m.get('sblock')
+		if src not in made:
+			raise UserError(f'{at}: "from" must name a good or rw image, not {src!r}')
+		g = made[src]
+		if g.type != 'ufs2':
+			raise UserError(f'{at}: {src} is {g.type}; only a UFS2 superblock moves '
+					'(UFS1 keeps it at 8192)')
+		if sblock != SBLOCK_UFS2:
+			raise UserError(f'{at}: "sblock" must be {SBLOCK_UFS2} (where newfs puts a '
+					f'UFS2 superblock), not {sblock!r}')
+		name = m.get('name', f'{src}-sb{sblock}')
+		if str(name).startswith('rw-') != src.startswith('rw-'):
+			raise UserError(f'{at}: {name!r} must start with "rw-" exactly when {src} '
+					'does (that is how the kernel suites tell scratch images)')
+		specs.append(Spec(name, 'relocated', g.type, g.endian, g.bsize, g.fsize,
+				  size=g.size, free_files=g.free_files, source=src, sblock=sblock))
 	good = {s.name: s for s in specs if s.role == 'good'}
 	for i, c in enumerate(data.get('corrupt', [])):
 		kind, src = c.get('kind'), c.get('from')
@@ -280,8 +308,20 @@ SB = {'sblkno': 8, 'cblkno': 12, 'iblkno': 16, 'dblkno': 20, 'cgoffset': 24,
       'cgmask': 28, 'size1': 36, 'ncg': 44, 'bsize': 48, 'fsize': 52, 'frag': 56,
       'sbsize': 104, 'nindir': 116, 'inopb': 120, 'csaddr1': 152, 'ipg': 184, 'fpg': 188,
       'clean': 209, 'nbfree1': 196, 'nbfree2': 1016,
-      'sblockloc': 1000, 'size2': 1080, 'csaddr2': 1096, 'magic': 1372}
+      'sblockloc': 1000, 'size2': 1080, 'csaddr2': 1096, 'magic': 1372,
+      'dsize1': 40, 'cssize': 156, 'cgsize': 160, 'cstotal1': 192, 'cstotal2': 1008,
+      'dsize2': 1088, 'contigsumsize': 1316, 'maxsymlinklen': 1320}
+SBLOCKSIZE = 8192                            # the room a superblock location reserves
 CG_MAGIC_OFF = 4                             # struct ufs_cylinder_group.cg_magic
+# Cylinder group header offsets (struct ufs_cylinder_group; FreeBSD's struct cg).
+CG = {'magic': 4, 'cgx': 12, 'old_niblk': 18, 'ndblk': 20, 'cs': 24, 'rotor': 40,
+      'frotor': 44, 'irotor': 48, 'frsum': 52, 'iusedoff': 92, 'freeoff': 96,
+      'nextfreeoff': 100, 'clustersumoff': 104, 'clusteroff': 108, 'nclusterblks': 112,
+      'niblk': 116, 'initediblk': 120}
+CG_BASESIZE = 168                            # the UFS2 header: cg_iusedoff
+MAXFRAG = 8                                  # cg_frsum entries
+CSUM = 16                                    # struct csum: ndir, nbfree, nifree, nffree
+UFS_ROOTINO = 2
 # Inode field offsets: UFS1 struct ufs_inode (128 bytes), UFS2 struct ufs2_inode (256).
 INODE: Dict[str, Dict[str, Any]] = {
 	'ufs1': {'size': 128, 'mode': 0, 'nlink': 2, 'isize': ('Q', 8), 'blocks': ('I', 104),
@@ -289,7 +329,7 @@ INODE: Dict[str, Dict[str, Any]] = {
 	'ufs2': {'size': 256, 'mode': 0, 'nlink': 2, 'isize': ('Q', 16), 'blocks': ('Q', 24),
 		 'db': 112, 'ib': 208, 'ptr': 'Q'},
 }
-S_IFMT, S_IFDIR, S_IFREG = 0o170000, 0o040000, 0o100000
+S_IFMT, S_IFDIR, S_IFREG, S_IFLNK = 0o170000, 0o040000, 0o100000, 0o120000
 DT_DIR, DT_REG = 4, 8                        # 44BSD d_type
 DIRBLKSIZ = 512
 
@@ -607,6 +647,353 @@ def verify(buf) -> List[str]:
 	return problems
 
 
+# ------------------------------------------------------ the consistency check
+
+
+def howmany(x: int, y: int) -> int:
+	return (x + y - 1) // y
+
+
+def roundup(x: int, y: int) -> int:
+	return howmany(x, y) * y
+
+
+def newfs_layout(sblockloc: int, fsize: int, frag: int, ipg: int,
+		 isize: int) -> Tuple[int, int, int, int]:
+	"""(sblkno, cblkno, iblkno, dblkno) that FreeBSD's newfs (and makefs) derive
+	from the superblock's location: after its SBLOCKSIZE bytes, from a block
+	boundary, each cylinder group's superblock copy, then its header block,
+	then its inodes, then its data."""
+	sblkno = roundup(howmany(sblockloc + SBLOCKSIZE, fsize), frag)
+	cblkno = sblkno + roundup(howmany(SBLOCKSIZE, fsize), frag)
+	iblkno = cblkno + frag
+	return sblkno, cblkno, iblkno, iblkno + ipg * isize // fsize
+
+
+@dataclass
+class CgSummary:
+	nbfree: int             # whole free blocks
+	nffree: int             # free fragments outside them
+	frsum: List[int]        # [k]: free runs of k fragments in partly used blocks
+	clusters: bytes         # a bit per whole free block
+	clustersum: List[int]   # [k]: runs of k free blocks, the last entry k or more
+
+
+_RUNS: Dict[Tuple[int, int], List[int]] = {}
+
+
+def _runs(blk: int, frag: int) -> List[int]:
+	"""The lengths of the runs of set bits in the frag-bit value blk."""
+	key = (blk, frag)
+	if key not in _RUNS:
+		out, k = [], 0
+		for i in range(frag + 1):
+			if i < frag and blk >> i & 1:
+				k += 1
+			elif k:
+				out.append(k)
+				k = 0
+		_RUNS[key] = out
+	return _RUNS[key]
+
+
+def cg_summary(free, ndblk: int, frag: int, contigsumsize: int) -> CgSummary:
+	"""What a cylinder group header says about its free-fragment bitmap `free`
+	(bit set: free; bits from ndblk on count as used), derived the way
+	FreeBSD's fsck_ffs (pass 5) derives it."""
+	nbfree = nffree = 0
+	frsum = [0] * MAXFRAG
+	nblks = ndblk // frag                  # cg_nclusterblks
+	clusters = bytearray(howmany(nblks, 8))
+	sums = [0] * (contigsumsize + 1)
+	run = 0
+	full = (1 << frag) - 1
+	for b in range(howmany(ndblk, frag)):
+		first = b * frag
+		blk = free[first >> 3] >> (first & 7) & full
+		if first + frag > ndblk:
+			blk &= (1 << (ndblk - first)) - 1
+		if blk == full:
+			nbfree += 1
+			clusters[b >> 3] |= 1 << (b & 7)
+			run += 1
+			continue
+		if run and contigsumsize > 0:
+			sums[min(run, contigsumsize)] += 1
+		run = 0
+		for k in _runs(blk, frag):
+			nffree += k
+			frsum[k] += 1
+	if run and contigsumsize > 0:
+		sums[min(run, contigsumsize)] += 1
+	return CgSummary(nbfree, nffree, frsum, bytes(clusters), sums)
+
+
+def _has_blocks(node: Inode) -> bool:
+	"""Whether di_db/di_ib hold block addresses: not on device nodes (di_db[0]
+	is the device number) nor on fast symlinks (the target is kept there)."""
+	fmt = node.mode & S_IFMT
+	return fmt in (S_IFREG, S_IFDIR) or (fmt == S_IFLNK and node.blocks != 0)
+
+
+def consistency(buf) -> List[str]:
+	"""What FreeBSD's fsck_ffs would find wrong with the allocation state of a
+	UFS1/UFS2 image (empty: nothing), checked from scratch and independently of
+	how the image was made (docs/fixtures.md, "The consistency check").
+
+	The layout is the one newfs derives from fs_sblockloc, every superblock
+	copy is the same, every fragment belongs to exactly one thing (the
+	reserved area and metadata of a cylinder group, the summary at
+	fs_csaddr, a block or an indirect block of an inode) or is free in its
+	group's bitmap, and the counters say what the bitmaps say: cg_cs,
+	cg_frsum, the cluster map and sums, the summary array, fs_cstotal,
+	fs_dsize; the inode bitmap is the inodes in use, di_blocks what each
+	inode holds, di_nlink the directory entries naming it."""
+	try:
+		fs = Ufs(buf)
+	except UfsError as err:
+		return [f'superblock: {err}']
+	problems: List[str] = []
+	e, F, frag, ufs2 = fs.e, fs.fsize, fs.frag, fs.type == 'ufs2'
+	want = newfs_layout(fs.sblockloc, F, frag, fs.ipg, fs.isize)
+	got = (fs.sblkno, fs.cblkno, fs.iblkno, fs.dblkno)
+	if got != want:
+		problems.append(f'sblkno, cblkno, iblkno, dblkno are {got}; a superblock at '
+				f'{fs.sblockloc} gives {want}')
+	if fs.ncg != howmany(fs.size, fs.fpg):
+		problems.append(f'fs_ncg {fs.ncg} for fs_size {fs.size} and fs_fpg {fs.fpg}')
+	cssize = fs.sb_int('cssize')
+	if cssize != roundup(fs.ncg * CSUM, F):
+		problems.append(f'fs_cssize {cssize} for {fs.ncg} cylinder groups')
+	csfrags = howmany(cssize, F)
+	dsize = fs.sb_int('dsize2', 'q') if ufs2 else fs.sb_int('dsize1')
+	want_dsize = fs.size - fs.sblkno - fs.ncg * (fs.dblkno - fs.sblkno) - csfrags
+	if dsize != want_dsize:
+		problems.append(f'fs_dsize {dsize}, the layout gives {want_dsize}')
+	if fs.size * F > len(buf) or problems:
+		return problems + ([f'fs_size {fs.size} fragments is more than the image']
+				   if fs.size * F > len(buf) else [])
+	primary = bytes(buf[fs.sblock:fs.sblock + fs.sbsize])
+	for c in range(fs.ncg):
+		off = (fs.cgstart(c) + fs.sblkno) * F
+		if bytes(buf[off:off + fs.sbsize]) != primary:
+			problems.append(f'the superblock copy of cylinder group {c} (byte {off}) '
+					f'differs from the superblock at {fs.sblock}')
+
+	owner: Dict[int, str] = {}
+
+	def claim(addr: int, n: int, what: str) -> bool:
+		if addr < 0 or addr + n > fs.size:
+			problems.append(f'{what}: fragments {addr}..{addr + n - 1} are not all '
+					f'below fs_size {fs.size}')
+			return False
+		for a in range(addr, addr + n):
+			if a in owner:
+				problems.append(f'fragment {a} is in {owner[a]} and in {what}')
+			else:
+				owner[a] = what
+		return True
+
+	for c in range(fs.ncg):
+		start = 0 if c == 0 else fs.cgstart(c) + fs.sblkno
+		claim(start, fs.cgstart(c) + fs.dblkno - start, f'cylinder group {c}\'s metadata')
+	claim(fs.csaddr, csfrags, 'the cylinder group summary')
+
+	def walk(node: Inode) -> None:
+		"""Claim the blocks of an inode, and check di_blocks against them."""
+		what = f'inode {node.ino}'
+		nblk = howmany(node.size, fs.bsize)
+		held = 0
+
+		def take(addr: int, n: int, desc: str) -> bool:
+			nonlocal held
+			if addr % frag + n > frag or (n == frag and addr % frag):
+				problems.append(f'{what} {desc}: {n} fragments at {addr} are not '
+						'within one block')
+			held += n
+			return claim(addr, n, f'{what} {desc}')
+
+		for lbn, addr in enumerate(node.db):
+			if not addr:
+				continue
+			if lbn >= nblk:
+				problems.append(f'{what}: block {lbn} lies past the end of the file')
+			tail = node.size - lbn * fs.bsize
+			take(addr, frag if tail >= fs.bsize or lbn >= nblk else howmany(tail, F),
+			     f'block {lbn}')
+
+		def tree(addr: int, level: int, first: int) -> None:
+			if not take(addr, frag, f'indirect block (level {level + 1}) of '
+				    f'block {first}'):
+				return
+			span = fs.nindir ** level
+			ptrs = struct.unpack_from(f'{e}{fs.nindir}{fs.ilay["ptr"]}', buf, addr * F)
+			for i, p in enumerate(ptrs):
+				if not p:
+					continue
+				lbn = first + i * span
+				if lbn >= nblk:
+					problems.append(f'{what}: block {lbn} lies past the end of '
+							'the file')
+				if level:
+					tree(p, level - 1, lbn)
+				else:
+					take(p, frag, f'block {lbn}')
+
+		first = NDADDR
+		for level, addr in enumerate(node.ib):
+			if addr:
+				if first >= nblk:
+					problems.append(f'{what}: indirect block {level + 1} lies past '
+							'the end of the file')
+				tree(addr, level, first)
+			first += fs.nindir ** (level + 1)
+		if held * F != node.blocks * 512:
+			problems.append(f'{what}: di_blocks {node.blocks}, it holds '
+					f'{held * F // 512} sectors')
+
+	used: Dict[int, Inode] = {}
+	ndir = [0] * fs.ncg
+	for c in range(fs.ncg):
+		inited = fs.ipg
+		if ufs2:
+			inited = min(fs.ipg, struct.unpack_from(e + 'I', buf, fs.cg_offset(c)
+								 + CG['initediblk'])[0])
+		for i in range(inited):
+			node = fs.inode(c * fs.ipg + i)
+			if node.mode == 0:
+				continue
+			if node.ino < UFS_ROOTINO:
+				problems.append(f'inode {node.ino} is in use (mode {node.mode:o})')
+				continue
+			used[node.ino] = node
+			if node.mode & S_IFMT == S_IFDIR:
+				ndir[c] += 1
+			if ufs2 and (struct.unpack_from(e + 'I', buf, node.offset + 92)[0] or
+				     any(struct.unpack_from(e + '2Q', buf, node.offset + 96))):
+				problems.append(f'inode {node.ino}: extended attribute blocks, which '
+						'this check does not follow')
+			if _has_blocks(node):
+				walk(node)
+
+	refs: Dict[int, int] = {}
+	root = used.get(UFS_ROOTINO)
+	if root is None or root.mode & S_IFMT != S_IFDIR:
+		problems.append(f'inode {UFS_ROOTINO} is not a directory')
+	for node in used.values():
+		if node.mode & S_IFMT != S_IFDIR:
+			continue
+		try:
+			entries = fs.readdir(node)
+		except UfsError as err:
+			problems.append(f'directory {node.ino}: {err}')
+			continue
+		for name, ino, _ in entries:
+			refs[ino] = refs.get(ino, 0) + 1
+			if ino not in used:
+				problems.append(f'directory {node.ino}: {name!r} names inode {ino}, '
+						'which is not in use')
+	for ino, node in used.items():
+		if node.nlink != refs.get(ino, 0):
+			problems.append(f'inode {ino}: di_nlink {node.nlink}, named by '
+					f'{refs.get(ino, 0)} directory entries')
+
+	contig = fs.sb_int('contigsumsize')
+	totals = [0, 0, 0, 0]                  # struct csum: ndir, nbfree, nifree, nffree
+	for c in range(fs.ncg):
+		off = fs.cg_offset(c)
+		where = f'cylinder group {c}'
+
+		def cg(name: str, fmt: str = 'I') -> int:
+			return struct.unpack_from(e + fmt, buf, off + CG[name])[0]
+
+		def differ(what: str, have, should) -> None:
+			if have != should:
+				problems.append(f'{where}: {what} {have}, should be {should}')
+
+		base = c * fs.fpg
+		ndblk = min(fs.fpg, fs.size - base)
+		differ('cg_magic', f'{cg("magic"):#x}', f'{CG_MAGIC:#x}')
+		differ('cg_cgx', cg('cgx'), c)
+		differ('cg_ndblk', cg('ndblk'), ndblk)
+		differ('cg_niblk', cg('niblk') if ufs2 else cg('old_niblk', 'H'), fs.ipg)
+		iused = cg('iusedoff')
+		if ufs2:
+			differ('cg_iusedoff', iused, CG_BASESIZE)
+		freeoff = iused + howmany(fs.ipg, 8)
+		differ('cg_freeoff', cg('freeoff'), freeoff)
+		mapend = freeoff + howmany(fs.fpg, 8)
+		nextfree = mapend
+		if contig > 0:
+			sumoff = roundup(mapend - 4, 4)
+			differ('cg_clustersumoff', cg('clustersumoff'), sumoff)
+			differ('cg_clusteroff', cg('clusteroff'), sumoff + (contig + 1) * 4)
+			nextfree = sumoff + (contig + 1) * 4 + howmany(fs.fpg // frag, 8)
+			differ('cg_nclusterblks', cg('nclusterblks'), ndblk // frag)
+		differ('cg_nextfreeoff', cg('nextfreeoff'), nextfree)
+		if nextfree > fs.sb_int('cgsize'):
+			problems.append(f'{where}: its maps end at {nextfree}, past fs_cgsize')
+			continue
+		for name, limit in (('rotor', ndblk), ('frotor', ndblk), ('irotor', fs.ipg)):
+			if cg(name) >= limit:
+				problems.append(f'{where}: cg_{name} {cg(name)} is not below {limit}')
+		if ufs2 and cg('initediblk') > fs.ipg:
+			problems.append(f'{where}: cg_initediblk {cg("initediblk")} > {fs.ipg}')
+
+		imap = bytearray(howmany(fs.ipg, 8))
+		for i in range(fs.ipg):
+			ino = c * fs.ipg + i
+			if ino in used or ino < UFS_ROOTINO:
+				imap[i >> 3] |= 1 << (i & 7)
+		have = bytes(buf[off + iused:off + freeoff])
+		if have != imap:
+			bad = [c * fs.ipg + i for i in range(fs.ipg)
+			       if (have[i >> 3] ^ imap[i >> 3]) >> (i & 7) & 1]
+			problems.append(f'{where}: the inode bitmap is wrong for {len(bad)} inodes '
+					f'(first {bad[0]})')
+		nifree = fs.ipg - sum(bin(x).count('1') for x in imap)
+
+		fmap = bytearray(howmany(fs.fpg, 8))
+		for rel in range(ndblk):
+			if base + rel not in owner:
+				fmap[rel >> 3] |= 1 << (rel & 7)
+		have = bytes(buf[off + freeoff:off + mapend])
+		if have != fmap:
+			diff = [r for r in range(fs.fpg) if (have[r >> 3] ^ fmap[r >> 3]) >> (r & 7) & 1]
+			lost = [base + r for r in diff if have[r >> 3] >> (r & 7) & 1]
+			leak = [base + r for r in diff if not have[r >> 3] >> (r & 7) & 1]
+			problems.append(f'{where}: the free-fragment bitmap is wrong: ' + '; '.join(
+				([f'{len(lost)} marked free are in use or past the group (first '
+				  f'{lost[0]}, {owner.get(lost[0], "past the group")})'] if lost else [])
+				+ ([f'{len(leak)} marked in use belong to nothing (first {leak[0]})']
+				   if leak else [])))
+		s = cg_summary(fmap, ndblk, frag, contig)
+		cs = [ndir[c], s.nbfree, nifree, s.nffree]
+		differ('cg_cs (ndir, nbfree, nifree, nffree)',
+		       list(struct.unpack_from(e + '4i', buf, off + CG['cs'])), cs)
+		differ('cg_frsum', list(struct.unpack_from(f'{e}{MAXFRAG}i', buf, off + CG['frsum'])),
+		       s.frsum)
+		if contig > 0:
+			sumoff = cg('clustersumoff')
+			differ('the cluster sums', list(struct.unpack_from(
+				f'{e}{contig}i', buf, off + sumoff + 4)), s.clustersum[1:])
+			cmap = s.clusters.ljust(howmany(fs.fpg // frag, 8), b'\0')
+			clo = cg('clusteroff')
+			if bytes(buf[off + clo:off + clo + len(cmap)]) != cmap:
+				problems.append(f'{where}: the cluster map is not the free blocks')
+		differ('its fs_cs entry', list(struct.unpack_from(
+			e + '4i', buf, fs.csaddr * F + c * CSUM)), cs)
+		totals = [t + x for t, x in zip(totals, cs)]
+	if ufs2:
+		differ_sb = list(struct.unpack_from(e + '4q', buf, fs.sb_offset('cstotal2')))
+		if differ_sb != totals:
+			problems.append(f'fs_cstotal {differ_sb}, the groups add up to {totals}')
+	old = list(struct.unpack_from(e + '4i', buf, fs.sb_offset('cstotal1')))
+	if old != totals:
+		problems.append(f'fs_old_cstotal {old}, the groups add up to {totals}')
+	return problems
+
+
 # ------------------------------------------------------------ the corruption
 
 
@@ -669,6 +1056,161 @@ def corrupt(buf: bytearray, kind: str) -> bytearray:
 	else:
 		raise ValueError(f'unknown corruption {kind!r}')
 	return buf
+
+
+# ------------------------------------------------------- moving the superblock
+
+
+def relocate(buf, sblockloc: int, what: str = 'the image') -> bytearray:
+	"""A copy of the UFS2 image buf whose superblock is at sblockloc, laid
+	out as newfs lays out a file system with its superblock there
+	(docs/fixtures.md, "The superblock at 65536").
+
+	Moving the superblock from fs_sblockloc to sblockloc moves sblkno,
+	cblkno, iblkno and dblkno by the same delta (newfs_layout).  In every
+	cylinder group, everything from the old sblkno on (superblock copy,
+	header, inodes, data) moves up by delta fragments, and the group's last
+	delta fragments, which must be free, fall off its end; fragments below
+	the old sblkno stay where they are.  Every block address (di_db, di_ib,
+	indirect blocks, fs_csaddr) moves with what it points at, the bitmaps
+	move too and the counters are derived again; inode numbers, directories,
+	sizes and the image's length stay the same.  Raises UserError (one line)
+	when the image cannot be moved."""
+	fs = Ufs(buf)
+	F, frag, fpg, e = fs.fsize, fs.frag, fs.fpg, fs.e
+	why = f'cannot move the superblock of {what} to {sblockloc}'
+	if fs.type != 'ufs2':
+		raise UserError(f'{why}: it is {fs.type}, whose superblock is always at 8192')
+	if sblockloc not in SBLOCK_SEARCH or sblockloc < fs.sblockloc:
+		raise UserError(f'{why}: the superblock can only move up, to one of the places '
+				f'FreeBSD searches ({", ".join(map(str, SBLOCK_SEARCH))})')
+	layout = (fs.sblkno, fs.cblkno, fs.iblkno, fs.dblkno)
+	if layout != newfs_layout(fs.sblockloc, F, frag, fs.ipg, fs.isize):
+		raise UserError(f'{why}: its layout {layout} is not the one newfs gives a '
+				f'superblock at {fs.sblockloc}')
+	old = fs.sblkno
+	new = newfs_layout(sblockloc, F, frag, fs.ipg, fs.isize)
+	delta = new[0] - old
+	ndblk = [min(fpg, fs.size - c * fpg) for c in range(fs.ncg)]
+	cgs = [fs.cg_offset(c) for c in range(fs.ncg)]
+
+	def cg(c: int, name: str) -> int:
+		return struct.unpack_from(e + 'I', buf, cgs[c] + CG[name])[0]
+
+	def bit(bm, i: int) -> int:
+		return bm[i >> 3] >> (i & 7) & 1
+
+	freemaps = []
+	for c in range(fs.ncg):
+		freeoff = cg(c, 'freeoff')
+		fmap = bytes(buf[cgs[c] + freeoff:cgs[c] + freeoff + howmany(fpg, 8)])
+		busy = [r for r in range(max(0, ndblk[c] - delta), ndblk[c]) if not bit(fmap, r)]
+		if busy or ndblk[c] < new[3]:
+			first = c * fpg + (busy[0] if busy else 0)
+			raise UserError(f'{why}: cylinder group {c} ' + (
+				f'uses fragment {first}, in its last {delta} fragments, which the '
+				'move pushes off its end' if busy else
+				f'is too small ({ndblk[c]} fragments) for the moved layout'))
+		freemaps.append(fmap)
+
+	def move(p: int) -> int:
+		c, rel = divmod(p, fpg)
+		if c >= fs.ncg or rel >= ndblk[c] - delta or (c == 0 and rel < old):
+			raise UserError(f'{why}: it has a block address {p} that no group can hold '
+					'after the move')
+		return p if rel < old else p + delta
+
+	out = bytearray(len(buf))
+	out[:LABEL_SIZE] = buf[:LABEL_SIZE]
+	end = fs.size * F
+	out[end:] = buf[end:]
+	for c in range(fs.ncg):
+		base = c * fpg * F
+		if c:
+			out[base:base + old * F] = buf[base:base + old * F]
+		lo, hi = base + old * F, base + (ndblk[c] - delta) * F
+		out[lo + delta * F:hi + delta * F] = buf[lo:hi]
+
+	# The superblock, with the new layout.
+	sb = bytearray(buf[fs.sblock:fs.sblock + fs.sbsize])
+	for name, value in zip(('sblkno', 'cblkno', 'iblkno', 'dblkno'), new):
+		struct.pack_into(e + 'i', sb, SB[name], value)
+	struct.pack_into(e + 'q', sb, SB['sblockloc'], sblockloc)
+	struct.pack_into(e + 'q', sb, SB['csaddr2'], move(fs.csaddr))
+	struct.pack_into(e + 'q', sb, SB['dsize2'], fs.sb_int('dsize2', 'q') - delta)
+	out[sblockloc:sblockloc + len(sb)] = sb       # written again once the totals are known
+	moved = Ufs(out, sblock=sblockloc, check=False)
+
+	# Block addresses: in every inode that has them, and in its indirect blocks.
+	seen = set()
+
+	def remap(at: int, level: int) -> None:
+		"""Move the addresses in the (moved) indirect block at fragment `at`."""
+		if at in seen:
+			raise UserError(f'{why}: indirect block {at} is reached twice')
+		seen.add(at)
+		for i in range(fs.nindir):
+			off = at * F + i * fs.psize
+			p = struct.unpack_from(e + fs.ilay['ptr'], out, off)[0]
+			if p:
+				q = move(p)
+				struct.pack_into(e + fs.ilay['ptr'], out, off, q)
+				if level:
+					remap(q, level - 1)
+
+	for c in range(fs.ncg):
+		for i in range(min(fs.ipg, cg(c, 'initediblk'))):
+			node = moved.inode(c * fs.ipg + i)
+			if node.mode == 0 or not _has_blocks(node):
+				continue
+			if struct.unpack_from(e + 'I', out, node.offset + 92)[0]:
+				raise UserError(f'{why}: inode {node.ino} has extended attribute blocks')
+			for k, p in enumerate(node.db):
+				if p:
+					moved.pack('Q', moved.db_offset(node.ino, k), move(p))
+			for level, p in enumerate(node.ib):
+				if p:
+					moved.pack('Q', moved.ib_offset(node.ino, level), move(p))
+					remap(move(p), level)
+
+	# The bitmaps move with the fragments; the counters are derived again.
+	contig = fs.sb_int('contigsumsize')
+	totals = [0, 0, 0, 0]
+	for c in range(fs.ncg):
+		src, off = freemaps[c], moved.cg_offset(c)
+		fmap = bytearray(len(src))
+		for rel in range(ndblk[c]):
+			if rel < old:
+				free = bit(src, rel) if c else 0
+			elif rel < new[0]:
+				free = 1 if c else 0
+			else:
+				free = bit(src, rel - delta)
+			fmap[rel >> 3] |= free << (rel & 7)
+		s = cg_summary(fmap, ndblk[c], frag, contig)
+		out[off + cg(c, 'freeoff'):off + cg(c, 'freeoff') + len(fmap)] = fmap
+		cs = list(struct.unpack_from(e + '4i', out, off + CG['cs']))
+		cs[1], cs[3] = s.nbfree, s.nffree
+		struct.pack_into(e + '4i', out, off + CG['cs'], *cs)
+		struct.pack_into(f'{e}{MAXFRAG}i', out, off + CG['frsum'], *s.frsum)
+		if contig > 0:
+			struct.pack_into(f'{e}{contig}i', out, off + cg(c, 'clustersumoff') + 4,
+					 *s.clustersum[1:])
+			clo = cg(c, 'clusteroff')
+			cmap = s.clusters.ljust(howmany(fpg // frag, 8), b'\0')
+			out[off + clo:off + clo + len(cmap)] = cmap
+		for name in ('rotor', 'frotor'):   # moved like the fragment they name, or 0
+			r = cg(c, name)
+			r = r + delta if old <= r < ndblk[c] - delta else r if c and r < old else 0
+			struct.pack_into(e + 'I', out, off + CG[name], r)
+		struct.pack_into(e + '4i', out, moved.csaddr * F + c * CSUM, *cs)
+		totals = [t + x for t, x in zip(totals, cs)]
+	struct.pack_into(e + '4q', sb, SB['cstotal2'], *totals)
+	struct.pack_into(e + '4i', sb, SB['cstotal1'], *totals)
+	# The superblock, and its copy at every group's sblkno, as makefs writes them.
+	for at in [sblockloc] + [(moved.cgstart(c) + moved.sblkno) * F for c in range(fs.ncg)]:
+		out[at:at + len(sb)] = sb
+	return out
 
 
 # ------------------------------------------------------------------ building
@@ -794,9 +1336,27 @@ def _finish(spec: Spec, buf: bytearray, files, dirs) -> str:
 	return label
 
 
+def _finish_relocated(spec: Spec, buf: bytearray, source: Dict[str, Any]) -> str:
+	"""Label a relocated copy (the files of its source), after proving it with
+	the reader: consistent, its superblock where the recipe said, and every file
+	of the label read back through its pointers."""
+	problems = consistency(buf)
+	if not problems and Ufs(buf).sblock != spec.sblock:
+		problems = [f'the superblock is at {Ufs(buf).sblock}, not {spec.sblock}']
+	if not problems:
+		label = make_label(spec.name, spec.type, spec.endian, spec.bsize, spec.fsize,
+				   spec.sblock, 'ok', source['files'], source['dirs'])
+		buf[:LABEL_SIZE] = label_block(label)
+		problems = verify(buf)
+	if problems:
+		raise UserError(f'{spec.name}: the copy of {spec.source} with its superblock at '
+				f'{spec.sblock} is wrong ({len(problems)} problems): {problems[0]}')
+	return label
+
+
 def _generate(specs: List[Spec], out: Path, makefs: str, log: Callable[[str], None]) -> None:
-	sources = {s.source for s in specs if s.role == 'corrupt'}
-	made: Dict[str, bytearray] = {}         # the good images corrupted copies are made of
+	sources = {s.source for s in specs if s.role in ('corrupt', 'relocated')}
+	made: Dict[str, bytearray] = {}         # the images copies are made of
 	entries = []
 	for spec in specs:
 		t0 = time.monotonic()
@@ -809,6 +1369,10 @@ def _generate(specs: List[Spec], out: Path, makefs: str, log: Callable[[str], No
 					   int(parsed['sblock']), CORRUPT_EXPECT[spec.kind],
 					   parsed['files'], parsed['dirs'], corrupt=spec.kind)
 			buf[:LABEL_SIZE] = label_block(label)
+			_sparse_write(path, buf)
+		elif spec.role == 'relocated':
+			buf = relocate(made[spec.source], spec.sblock, spec.source)
+			label = _finish_relocated(spec, buf, parse_label(made[spec.source]))
 			_sparse_write(path, buf)
 		else:
 			files, dirs = spec.entries()

@@ -10,6 +10,7 @@ import re
 import shutil
 import struct
 from pathlib import Path
+from typing import Callable, List
 
 import pytest
 
@@ -19,6 +20,10 @@ from bklkunit.errors import UserError
 SPECS, _ = fixtures.load_recipe(fixtures.RECIPE)
 GOOD = [s.name for s in SPECS if s.role == 'good']
 RW = [s.name for s in SPECS if s.role == 'rw']
+RELOCATED = [s.name for s in SPECS if s.role == 'relocated']
+MOVED_GOOD = [n for n in RELOCATED if not n.startswith('rw-')]
+MOVED_RW = [n for n in RELOCATED if n.startswith('rw-')]
+MOVED = {s.name: s for s in SPECS if s.role == 'relocated'}
 CORRUPT = [s.name for s in SPECS if s.role == 'corrupt']
 
 needs_makefs = pytest.mark.skipif(fixtures.makefs_binary() is None
@@ -146,9 +151,13 @@ def test_recipe_images_and_order():
 			'ufs1-le-16384', 'ufs1-be-16384', 'ufs2-le-16384', 'ufs2-be-16384']
 	assert RW == ['rw-ufs1-le-4096', 'rw-ufs2-le-4096', 'rw-ufs1-be-16384', 'rw-ufs2-be-16384',
 		      'rw-balloc']
+	assert RELOCATED == ['ufs2-le-4096-sb65536', 'ufs2-be-4096-sb65536', 'rw-ufs2-sb65536']
+	assert [(s.source, s.sblock) for s in SPECS if s.role == 'relocated'] == [
+		('ufs2-le-4096', 65536), ('ufs2-be-4096', 65536), ('rw-ufs2-le-4096', 65536)]
 	assert CORRUPT == ['bad-magic', 'bad-magic-ufs2', 'bad-fsize-gt-bsize',
 			   'bad-ptr-beyond', 'bad-ind-self', 'bad-cg-magic', 'bad-truncated']
-	assert [s.role for s in SPECS] == ['good'] * 8 + ['rw'] * 5 + ['corrupt'] * 7
+	assert [s.role for s in SPECS] == ['good'] * 8 + ['rw'] * 5 + ['relocated'] * 3 + \
+		['corrupt'] * 7
 	assert all(len(s.name) <= 20 for s in SPECS)
 	kinds = {s.kind for s in SPECS if s.role == 'corrupt'}
 	assert kinds == set(fixtures.CORRUPT_EXPECT)
@@ -181,6 +190,15 @@ def test_a_geometry_is_one_line(tmp_path):
 		       'name': 'a-name-longer-than-twenty'}]}, 'not 1-20'),
 	({'rw': [{'type': 'ufs1', 'endian': 'le', 'bsize': 4096, 'fsize': 512,
 		  'size': '64 MB'}]}, 'bad type, endian or size'),
+	({'relocated': [{'from': 'ufs1-le-4096', 'sblock': 65536}]},
+	 'ufs1-le-4096 is ufs1; only a UFS2 superblock moves'),
+	({'types': ['ufs2'], 'relocated': [{'from': 'ufs2-le-4096', 'sblock': 8192}]},
+	 '"sblock" must be 65536'),
+	({'relocated': [{'from': 'nonsense', 'sblock': 65536}]}, 'must name a good or rw image'),
+	({'types': ['ufs2'], 'relocated': [{'from': 'ufs2-le-4096', 'sblock': 65536,
+					    'name': 'rw-x'}]}, 'must start with "rw-" exactly when'),
+	({'types': ['ufs2'], 'geometries': [[16384, 2048]],
+	  'relocated': [{'from': 'ufs2-le-16384-2048', 'sblock': 65536}]}, 'must name a good'),
 ])
 def test_recipe_errors(tmp_path, change, message):
 	with pytest.raises(UserError, match=message):
@@ -199,10 +217,10 @@ def test_the_set_covers_every_combination(image_set):
 		assert img.expect == fixtures.parse_label(buf)['expect']
 	assert seen == {(t, e, b, f) for t in ('ufs1', 'ufs2') for e in ('le', 'be')
 			for b, f in [(4096, 512), (16384, 2048)]}
-	assert list(image_set) == GOOD + RW + CORRUPT
+	assert list(image_set) == GOOD + RW + RELOCATED + CORRUPT
 
 
-@pytest.mark.parametrize('name', GOOD + RW)
+@pytest.mark.parametrize('name', GOOD + RW + RELOCATED)
 def test_good_image_reads_back_byte_for_byte(image_set, name):
 	img, buf = image_set[name]
 	assert fixtures.verify(buf) == []
@@ -223,7 +241,7 @@ def test_good_image_reads_back_byte_for_byte(image_set, name):
 		assert all(fs.inode(i).size == 0 for i in entries.values())
 
 
-@pytest.mark.parametrize('name', GOOD)
+@pytest.mark.parametrize('name', GOOD + MOVED_GOOD)
 def test_block_mapping(image_set, name):
 	_, buf = image_set[name]
 	fs = fixtures.Ufs(buf)
@@ -247,7 +265,7 @@ def test_block_mapping(image_set, name):
 	assert fs.entry(double.ib[0], fs.nindir - 1)
 
 
-@pytest.mark.parametrize('name', GOOD + RW + CORRUPT)
+@pytest.mark.parametrize('name', GOOD + RW + RELOCATED + CORRUPT)
 def test_label_is_in_the_boot_area(image_set, name):
 	img, buf = image_set[name]
 	assert buf[:8192] == fixtures.label_block(img.label)
@@ -257,10 +275,11 @@ def test_label_is_in_the_boot_area(image_set, name):
 	assert img.size == len(buf) == img.path.stat().st_size
 
 
-@pytest.mark.parametrize('name', GOOD + RW)
+@pytest.mark.parametrize('name', GOOD + RW + RELOCATED)
 def test_superblock_location_and_expect(image_set, name):
 	"""This makefs writes the UFS2 superblock at 8192 (fs_sblockloc 8192),
-	where Linux's ufstype=ufs2 never looks (it reads 65536 only)."""
+	where pristine Linux's ufstype=ufs2 never looks (it reads 65536 only); the
+	relocated images have it at 65536, where newfs puts it."""
 	img, buf = image_set[name]
 	fs = fixtures.Ufs(buf)
 	label = fixtures.parse_label(buf)
@@ -268,7 +287,7 @@ def test_superblock_location_and_expect(image_set, name):
 	assert fs.sblock in (8192, 65536)
 	linux = fixtures.LINUX_SBLOCK[fs.type]
 	assert img.expect == 'ok'
-	assert fs.sblock == (8192 if fs.type == 'ufs2' else linux)
+	assert fs.sblock == (linux if name in RELOCATED else 8192)
 	assert fs.clean == 1
 	if fs.sblock != linux:
 		# what Linux reads there is no superblock in either byte order
@@ -277,7 +296,7 @@ def test_superblock_location_and_expect(image_set, name):
 				fixtures.UFS1_MAGIC, fixtures.UFS2_MAGIC)
 
 
-@pytest.mark.parametrize('name', RW)
+@pytest.mark.parametrize('name', RW + MOVED_RW)
 def test_rw_images_have_room(image_set, name):
 	img, buf = image_set[name]
 	fs = fixtures.Ufs(buf)
@@ -345,6 +364,8 @@ def test_corruption_is_in_the_image(image_set, name):
 		with pytest.raises(fixtures.UfsError, match='beyond the image'):
 			fs.read(direct)
 		assert fs.read(fs.lookup('single')) == fixtures.content('single', 0, 62451)
+		assert f'inode {direct.ino} block 0: fragments {direct.db[0]}..' in \
+			'\n'.join(fixtures.consistency(buf))
 	elif kind == 'ind-self':
 		fs = fixtures.Ufs(buf)
 		ind = fs.lookup('single').ib[0]
@@ -352,12 +373,16 @@ def test_corruption_is_in_the_image(image_set, name):
 		assert fs.entry(ind, 0) == ind != good.entry(ind, 0)
 		assert diff and all(ind * fs.fsize <= d < ind * fs.fsize + fs.psize for d in diff)
 		assert fs.read(fs.lookup('single')) != fixtures.content('single', 0, 62451)
+		assert f'fragment {ind} is in inode {fs.lookup("single").ino} indirect block ' \
+			'(level 1) of block 12 and in inode' in '\n'.join(fixtures.consistency(buf))
 	elif kind == 'cg-magic':
 		fs = fixtures.Ufs(buf)
 		assert good.cg_magic(0) == fixtures.CG_MAGIC and fs.cg_magic(0) == 0
 		off = fs.cg_offset(0) + 4
 		assert diff and all(off <= d < off + 4 for d in diff)
 		assert fixtures.verify(buf) == []        # every file still reads back
+		assert fixtures.consistency(buf) == ['cylinder group 0: cg_magic 0x0, should be '
+						     '0x90255']
 	else:
 		raise AssertionError(f'no check for {kind}')
 
@@ -367,6 +392,238 @@ def test_ufs2_magic_copy(image_set):
 	assert fixtures.parse_label(buf)['type'] == 'ufs2'
 	with pytest.raises(fixtures.UfsError):
 		fixtures.Ufs(buf)
+
+
+# ------------------------------------------- consistency, the superblock at 65536
+
+
+@pytest.mark.parametrize('name', GOOD + RW)
+def test_consistency_agrees_with_makefs(image_set, name):
+	"""The consistency check accepts what makefs (another implementation, in C)
+	made: its layout and dsize formulas, frsum, cluster sums, inode and
+	fragment bitmaps, nlink and di_blocks rules are the ones makefs follows."""
+	assert fixtures.consistency(image_set[name][1]) == []
+
+
+def _cg(fs, c: int, name: str) -> int:
+	return struct.unpack_from(fs.e + 'I', fs.buf, fs.cg_offset(c) + fixtures.CG[name])[0]
+
+
+def _set_free(fs, addr: int, free: bool) -> None:
+	c, rel = divmod(addr, fs.fpg)
+	off = fs.cg_offset(c) + _cg(fs, c, 'freeoff') + (rel >> 3)
+	fs.buf[off] = fs.buf[off] | (1 << (rel & 7)) if free else fs.buf[off] & ~(1 << (rel & 7))
+
+
+def _unmoved_pointer(fs):
+	ino = fs.lookup('direct')
+	fs.pack('Q', fs.db_offset(ino.ino, 0), ino.db[0] - 112)
+
+
+def _one_more(fmt: str, offset) -> Callable:
+	def damage(fs):
+		off = offset(fs)
+		fs.pack(fmt, off, struct.unpack_from(fs.e + fmt, fs.buf, off)[0] + 1)
+	return damage
+
+
+def _sb_everywhere(fmt: str, field: str) -> Callable:
+	"""Add one to a superblock field in every copy, so that they still agree."""
+	def damage(fs):
+		for at in [fs.sblock] + [(fs.cgstart(c) + fs.sblkno) * fs.fsize
+					 for c in range(fs.ncg)]:
+			off = at + fixtures.SB[field]
+			fs.pack(fmt, off, struct.unpack_from(fs.e + fmt, fs.buf, off)[0] + 1)
+	return damage
+
+
+def _flip_inode_bit(fs):
+	ino = fs.lookup('frags').ino
+	fs.buf[fs.cg_offset(0) + _cg(fs, 0, 'iusedoff') + (ino >> 3)] ^= 1 << (ino & 7)
+
+
+def _flip_cluster_bit(fs):
+	fs.buf[fs.cg_offset(0) + _cg(fs, 0, 'clusteroff')] ^= 1
+
+
+@pytest.mark.parametrize('damage, message', [
+	(_unmoved_pointer, r'^fragment \d+ is in .* and in inode \d+ block 0$'),
+	(lambda fs: _set_free(fs, fs.lookup('direct').db[0], True),
+	 r'^cylinder group 0: the free-fragment bitmap is wrong: 1 marked free are in use '
+	 r'or past the group \(first \d+, inode \d+ block 0\)$'),
+	(lambda fs: _set_free(fs, fs.size - 1, False),
+	 r'marked in use belong to nothing \(first 4943\)$'),
+	(_one_more('i', lambda fs: fs.cg_offset(0) + fixtures.CG['frsum'] + 4), r'cg_frsum'),
+	(_one_more('i', lambda fs: fs.cg_offset(0) + fixtures.CG['cs'] + 4),
+	 r'^cylinder group 0: cg_cs \(ndir, nbfree, nifree, nffree\)'),
+	(_one_more('i', lambda fs: fs.csaddr * fs.fsize + 12), r'its fs_cs entry'),
+	(_one_more('q', lambda fs: fs.sb_offset('cstotal2') + 8),
+	 r'^the superblock copy of cylinder group 0 \(byte 73728\) differs'),
+	(_sb_everywhere('q', 'cstotal2'), r'^fs_cstotal \['),
+	(_sb_everywhere('i', 'cstotal1'), r'^fs_old_cstotal \['),
+	(_sb_everywhere('q', 'dsize2'), r'^fs_dsize \d+, the layout gives'),
+	(_sb_everywhere('i', 'dblkno'), r'^sblkno, cblkno, iblkno, dblkno are'),
+	(_one_more('Q', lambda fs: fs.lookup('frags').offset + 24), r'di_blocks 4, it holds 3'),
+	(_one_more('H', lambda fs: fs.lookup('frags').offset + 2),
+	 r'di_nlink 2, named by 1 directory entries'),
+	(_flip_inode_bit, r'the inode bitmap is wrong for 1 inodes'),
+	(_flip_cluster_bit, r'the cluster map is not the free blocks'),
+	(_one_more('i', lambda fs: fs.cg_offset(0) + _cg(fs, 0, 'clustersumoff') + 4 * 16),
+	 r'the cluster sums'),
+])
+def test_consistency_names_what_is_wrong(image_set, damage, message):
+	"""Each kind of inconsistency a wrong move would leave is reported."""
+	fs = fixtures.Ufs(bytearray(image_set['ufs2-le-4096-sb65536'][1]))
+	damage(fs)
+	problems = fixtures.consistency(fs.buf)
+	assert any(re.search(message, p) for p in problems), problems
+
+
+@pytest.mark.parametrize('name', RELOCATED)
+def test_the_superblock_is_at_65536(image_set, name):
+	"""Where newfs puts it: fs_sblockloc 65536, the layout newfs derives from
+	that, and nothing at 8192 (nor anywhere between the label and 65536)."""
+	img, buf = image_set[name]
+	_, src = image_set[MOVED[name].source]
+	fs, old = fixtures.Ufs(buf), fixtures.Ufs(src)
+	assert fs.sblock == fs.sblockloc == 65536 == fixtures.parse_label(buf)['sblock']
+	assert old.sblock == old.sblockloc == 8192
+	assert struct.unpack_from(fs.e + 'q', buf, 65536 + 1000)[0] == 65536
+	assert struct.unpack_from(fs.e + 'I', buf, 65536 + 1372)[0] == fixtures.UFS2_MAGIC
+	assert not any(buf[8192:65536])
+	with pytest.raises(fixtures.UfsError, match='no UFS superblock at 8192'):
+		fixtures.Ufs(buf, sblock=8192)
+	# FreeBSD newfs: sblkno = roundup(howmany(65536 + 8192, 512), 8), and so on
+	assert (old.sblkno, old.cblkno, old.iblkno) == (32, 48, 56)
+	assert (fs.sblkno, fs.cblkno, fs.iblkno) == (144, 160, 168)
+	assert fs.dblkno - fs.iblkno == old.dblkno - old.iblkno == fs.ipg * 256 // 512
+	for k in ('type', 'endian', 'bsize', 'fsize', 'ncg', 'fpg', 'ipg', 'size', 'sbsize'):
+		assert getattr(fs, k) == getattr(old, k), k
+	assert len(buf) == len(src) and fs.clean == 1
+	assert fixtures.consistency(buf) == []
+	assert img.expect == 'ok' and not img.corrupt
+
+
+def _fragments(fs, ino) -> List[int]:
+	"""The fragment addresses of an inode: its blocks, then its indirect blocks."""
+	meta: set = set()
+	return [a for _, a, _ in fs.extents(ino, meta)] + sorted(meta)
+
+
+@pytest.mark.parametrize('name', RELOCATED)
+def test_everything_moved_by_delta(image_set, name):
+	"""Checked against the source, not against the rules: every block of every
+	inode is the source's 112 fragments on, inode numbers and directories are
+	the same, the bitmaps are the source's shifted, and cylinder group 0 lost
+	exactly the 112 fragments its reserved area grew by."""
+	_, buf = image_set[name]
+	_, src = image_set[MOVED[name].source]
+	fs, old = fixtures.Ufs(buf), fixtures.Ufs(src)
+	delta = fs.sblkno - old.sblkno
+	assert delta == 112 and fs.csaddr == old.csaddr + delta
+	inodes = 0
+	for ino in range(fs.ncg * fs.ipg):
+		a, b = fs.inode(ino), old.inode(ino)
+		assert (a.mode, a.nlink, a.size, a.blocks) == (b.mode, b.nlink, b.size, b.blocks)
+		if a.mode:
+			inodes += 1
+			assert _fragments(fs, a) == [p + delta for p in _fragments(old, b)], ino
+			if a.mode & fixtures.S_IFMT == fixtures.S_IFDIR:
+				assert fs.readdir(a) == old.readdir(b)
+	assert inodes == (2 if name.startswith('rw-') else 2 + len(fixtures.parse_label(buf)['files'])
+			  + 300)
+	free_total = []
+	for c in range(fs.ncg):
+		ndblk = _cg(fs, c, 'ndblk')
+		assert ndblk == _cg(old, c, 'ndblk')
+
+		def bits(u):
+			off = u.cg_offset(c) + _cg(u, c, 'freeoff')
+			return [u.buf[off + (r >> 3)] >> (r & 7) & 1 for r in range(ndblk)]
+		new_bits, old_bits = bits(fs), bits(old)
+		assert new_bits[fs.sblkno:] == old_bits[old.sblkno:ndblk - delta]
+		assert all(old_bits[ndblk - delta:])        # what fell off the end was free
+		if c == 0:
+			assert not any(new_bits[:fs.sblkno]) and not any(old_bits[:old.sblkno])
+		else:
+			assert all(new_bits[:fs.sblkno]) and all(old_bits[:old.sblkno])
+		free_total.append(sum(new_bits) - sum(old_bits))
+		cs = struct.unpack_from(fs.e + '4i', buf, fs.cg_offset(c) + fixtures.CG['cs'])
+		was = struct.unpack_from(old.e + '4i', src, old.cg_offset(c) + fixtures.CG['cs'])
+		assert (cs[0], cs[2]) == (was[0], was[2])          # ndir, nifree
+		assert cs[1] * fs.frag + cs[3] - (was[1] * old.frag + was[3]) == free_total[-1]
+	assert free_total == [-delta] + [0] * (fs.ncg - 1)
+	assert fs.sb_int('dsize2', 'q') == old.sb_int('dsize2', 'q') - delta
+
+
+@pytest.mark.parametrize('name', [n for n in GOOD + RW if n.startswith(('ufs2', 'rw-ufs2'))])
+def test_every_ufs2_image_can_move(image_set, name):
+	"""Not only the recipe's: every UFS2 image of the set, both geometries and
+	byte orders, one group or five, moves and passes both checks."""
+	_, src = image_set[name]
+	buf = fixtures.relocate(src, 65536, name)
+	assert buf == fixtures.relocate(src, 65536, name)          # reproducible
+	old, fs = fixtures.Ufs(src), fixtures.Ufs(buf)
+	assert fs.sblock == 65536 and fs.sblkno - old.sblkno == {512: 112, 2048: 32}[fs.fsize]
+	label = fixtures.parse_label(src)
+	buf[:8192] = fixtures.label_block(fixtures.make_label(
+		'x', fs.type, fs.endian, fs.bsize, fs.fsize, 65536, 'ok', label['files'],
+		label['dirs']))
+	assert fixtures.verify(buf) == [] and fixtures.consistency(buf) == []
+	assert not any(buf[8192:65536])
+
+
+def test_relocation_refuses_what_it_cannot_move(image_set):
+	"""One line each: a UFS1 image, a move down or to where nothing searches,
+	a cylinder group whose last delta fragments are not free."""
+	_, src = image_set['ufs2-le-4096']
+	cases = [
+		(image_set['ufs1-le-4096'][1], 65536,
+		 'cannot move the superblock of x to 65536: it is ufs1, whose superblock is '
+		 'always at 8192'),
+		(src, 0, 'cannot move the superblock of x to 0: the superblock can only move '
+		 'up, to one of the places FreeBSD searches (65536, 8192, 0, 262144)'),
+		(src, 32768, 'cannot move the superblock of x to 32768: the superblock can only '
+		 'move up'),
+	]
+	fs = fixtures.Ufs(bytearray(src))
+	_set_free(fs, fs.size - 112, False)          # the first of the last 112 fragments
+	cases.append((fs.buf, 65536, 'cannot move the superblock of x to 65536: cylinder group '
+		      '0 uses fragment 4832, in its last 112 fragments, which the move pushes '
+		      'off its end'))
+	for buf, where, message in cases:
+		with pytest.raises(UserError) as e:
+			fixtures.relocate(buf, where, 'x')
+		assert str(e.value).startswith(message) and '\n' not in str(e.value)
+
+
+@needs_makefs
+def test_a_wrong_move_is_not_written(tmp_path, monkeypatch, capsys):
+	"""The generator proves each relocated image before writing it: a move
+	that left the counters wrong stops the build, which leaves nothing."""
+	recipe = small_recipe(tmp_path, types=['ufs2'],
+			      relocated=[{'from': 'ufs2-le-4096', 'sblock': 65536}])
+	real = fixtures.relocate
+
+	def stale_counters(buf, sblockloc, what):
+		out = real(buf, sblockloc, what)
+		fs = fixtures.Ufs(out)
+		fs.pack('i', fs.cg_offset(0) + fixtures.CG['frsum'] + 4, 7)
+		return out
+	monkeypatch.setattr(fixtures, 'relocate', stale_counters)
+	with pytest.raises(UserError) as e:
+		fixtures.build(tmp_path / 'c', recipe)
+	assert str(e.value).startswith('ufs2-le-4096-sb65536: the copy of ufs2-le-4096 with its '
+				       'superblock at 65536 is wrong (1 problems): cylinder group 0: '
+				       'cg_frsum [0, 7,') and '\n' not in str(e.value)
+	assert list((tmp_path / 'c' / 'fixtures').iterdir()) == []
+	monkeypatch.setattr(fixtures, 'relocate', real)
+	assert fixturecmd.main(['--cache-dir', str(tmp_path / 'c'), '--recipe', str(recipe),
+				'--verify', '--list']) == 0
+	out = capsys.readouterr().out
+	assert 'verify ufs2-le-4096-sb65536: ok' in out
+	assert 'image ufs2-le-4096-sb65536\ntype ufs2\nendian le\nbsize 4096\nfsize 512\n' \
+		'sblock 65536\nmount ufs2\nexpect ok\nfile empty 0\n' in out
 
 
 def test_images_are_read_only_files(image_set):
