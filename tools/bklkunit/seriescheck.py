@@ -521,7 +521,10 @@ def main(args: argparse.Namespace) -> int:
 	cache = paths.cache_dir(args.cache_dir)
 	arches = list(opts.build_arches)
 	if 'go7007' in checks:
-		arches += paths.parse_arches(args.go7007_arch)
+		try:
+			arches += paths.parse_arches(args.go7007_arch)
+		except ValueError as e:
+			raise UserError(f'--go7007-arch: {e}')
 	deps.ensure(deps.for_arches(arches) + deps.CHECK_PACKAGES, allow_install=not args.no_install)
 	repository(cache, allow_install=not args.no_install)
 	with paths.locked(cache / 'series' / 'series.lock', 'the series checks\' worktree'):

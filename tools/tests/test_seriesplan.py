@@ -222,7 +222,7 @@ def test_bad_options_are_one_clear_error(argv, message):
 def test_bad_options_reach_the_user_as_one_line_before_anything_is_written(tmp_path, capsys):
 	cache = tmp_path / 'cache'
 	for argv in (['--from-patch=0'], ['--build-arches=sparc'], ['--checks=boot'],
-		     ['--from-patch=999']):
+		     ['--from-patch=999'], ['--go7007-arch=vax']):
 		rc = cli.main(['check-series', '--cache-dir', str(cache), '--no-install', *argv])
 		err = capsys.readouterr().err.strip().splitlines()
 		assert rc == 2 and len(err) == 1 and err[0].startswith('kunit.py check-series: error: ')
