@@ -20,6 +20,9 @@ PROFILES ?= kasan kcsan faults
 PROFILE_ARCHES ?= all
 # `make bench`: one arch unless ARCH=... is given on the command line.
 BENCH_ARCH ?= x86_64
+# `make check-series SERIES_OPTS='--all-arches --from-patch 50'`: more of
+# check-series' options (docs/series-checks.md).
+SERIES_OPTS ?=
 
 .PHONY: all run ab test test-profiles pytest mypy prepare export check-series deps clean distclean help bench
 
@@ -38,7 +41,8 @@ help:
 	@echo 'make bench [ARCH=x86_64]  plain kunit.py vs our run: cold, warm, one-test edit (docs/speed.md)'
 	@echo 'make prepare             unpack the distro tree into the cache and apply the series'
 	@echo 'make export              write the work tree commits back to kernel-patches/'
-	@echo 'make check-series        apply, checkpatch --strict, per-patch build, scans'
+	@echo 'make check-series [SERIES_OPTS=...]  apply, checkpatch --strict, per-patch build and boot,'
+	@echo '                         scans, KUNIT=m modules build (SERIES_OPTS=--all-arches: every arch)'
 	@echo 'make baseline [RESULTS=dir]  record a run (default: the latest) as kunit/baselines/<arch>.json'
 	@echo 'make compare [RESULTS=dir]   that run against the baselines; fails only on a regression'
 	@echo 'make deps                install the Debian packages for all arches'
@@ -79,7 +83,7 @@ export:
 	$(KUNIT) export
 
 check-series:
-	$(KUNIT) check-series
+	$(KUNIT) check-series $(SERIES_OPTS)
 
 deps:
 	$(KUNIT) deps --arch=all --with-test

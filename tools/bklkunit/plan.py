@@ -104,6 +104,10 @@ class RunOptions:
 	rerun_failures: int = 0
 	crash_rerun: bool = True
 	exec_grace: float = EXEC_GRACE           # not an option: EXEC_GRACE, or a test's
+	# kunit.py exec --filter (KUnit's test attributes, e.g. 'speed>slow'),
+	# with --filter_action=skip: the cases it leaves out are reported as
+	# skipped, not dropped ('' for none).  check-series' boots use it.
+	attr_filter: str = ''
 	# buildstamp fingerprints of the trees, taken once per run ({tree: hash}),
 	# shared by every copy of these options (with_jobs).
 	fingerprints: Dict[str, str] = field(default_factory=dict, compare=False)
@@ -223,11 +227,14 @@ class ArchPlan:
 	def exec_command(self, extra: Sequence[str] = (), timeout: Optional[int] = None,
 			 json: Optional[Path] = None) -> List[str]:
 		"""kunit.py exec: timeout (default: the first boot's), --json, the
-		profile's and the vCPU options, then extra (a filter glob, --list_tests)."""
+		attribute filter (its cases skipped), the profile's and the vCPU
+		options, then extra (a filter glob, --list_tests)."""
 		t = self.options.guest_timeout() if timeout is None else timeout
 		cmd = self.kunit() + ['exec'] + self.common() + [f'--timeout={t}']
 		if json is not None:
 			cmd.append(f'--json={json}')
+		if self.options.attr_filter:
+			cmd += [f'--filter={self.options.attr_filter}', '--filter_action=skip']
 		return cmd + self.options.exec_options(self.arch) + list(extra)
 
 	def exec_deadline(self, timeout: Optional[int] = None) -> float:

@@ -236,7 +236,18 @@ def _run_arch(p: ArchPlan, cache: Path) -> ArchResult:
 			out / 'build.log', 15)
 		return res
 	res.config_hash = baseline.file_sha256(build_dir / '.config')
+	return boot(p, res, env)
 
+
+def boot(p: ArchPlan, res: ArchResult, env: Dict[str, str]) -> ArchResult:
+	"""The first boot of a built arch, into res: `kunit.py exec` of p (its
+	filter glob), the console read once by the tree's kunit_parser
+	(ktap.judge, then console.parse_console of the same parse), kernel
+	reports given to the case they were printed in, and the boots after
+	it (rerun.py) where p's options ask for them.  run's arches and
+	check-series' boot of each patch's build (seriesboot.py) both boot here."""
+	o, arch, build_dir, out, ktree, name = p.options, p.arch, p.build_dir, p.out, p.ktree, p.name
+	out.mkdir(parents=True, exist_ok=True)
 	cmd = p.exec_command([o.filter_glob] if o.filter_glob else [], json=out / 'results.json')
 	asked = asked_cpus(cmd)
 	problem = smp_config_problem(build_dir / '.config', asked)

@@ -4,18 +4,26 @@
   apply        the series applies with git am to the pristine tree
   checkpatch   scripts/checkpatch.pl --strict on each patch
   maintainers  every file a patch adds is covered by a MAINTAINERS section
-  build        every patch builds on its own (x86_64, the suite config),
-               with no warning in a file it touches, and W=1-clean objects
+  build        every patch builds on its own (x86_64, the suite config; with
+               --build-arches/--all-arches on more arches), with no warning
+               in a file it touches, and W=1-clean objects
+  boot         the x86_64 build of each fix and of each patch that touches a
+               suite boots and passes the suites of its subsystem
+               (seriesplan.py chooses, seriesboot.py boots)
   bkl-scan     no <linux/smp_lock.h> include and no lock_kernel() call left
   go7007       drivers/media/usb/go7007 (the driver seed 001 took the BKL
                out of) builds with W=1 on each arch with no warning beyond
                kunit/baselines/go7007-w1/<arch>.txt
+  modules      the series head with KUNIT=m and the subsystems as modules
+               (kunit/modules.config over tinyconfig) builds, and every suite
+               the fragment expects is enabled (seriesmodules.py)
   mail         the series as per-subsystem mail sets and stable requests
                (mail.py, docs/mail.md): each set applies and passes
                git send-email --dry-run
 
 The checks run in a scratch worktree of the prepared repository
-(<cache>/series/src/...), never in the work tree a developer edits.
+(<cache>/series/src/...), never in the work tree a developer edits; one
+check-series at a time per cache (<cache>/series/series.lock).
 """
 
 import argparse
@@ -25,15 +33,15 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List
+from typing import List, Optional, Tuple
 
-from . import commitmsg, deps, mail, paths, tree
+from . import commitmsg, deps, mail, paths, seriesboot, seriesmodules, seriesplan, tree
 from .errors import UserError
 from .plan import ArchPlan, RunOptions, build_env, kunitconfigs, make_options
 from .run import at_least
+from .seriesplan import BOOT_ARCH, SeriesOptions
 
-ALL_CHECKS = ['apply', 'checkpatch', 'fixes', 'maintainers', 'build', 'bkl-scan', 'go7007',
-	      'mail']
+ALL_CHECKS = seriesplan.ALL_CHECKS
 # checkpatch's FILE_PATH_CHANGES ("does MAINTAINERS need updating?") fires on
 # every new file whatever MAINTAINERS says; the maintainers check replaces it
 # with a real answer from get_maintainer.pl.
@@ -43,14 +51,13 @@ ALL_CHECKS = ['apply', 'checkpatch', 'fixes', 'maintainers', 'build', 'bkl-scan'
 # kunit/upstream-commits.txt instead.
 CHECKPATCH_IGNORE = ['FILE_PATH_CHANGES', 'UNKNOWN_COMMIT_ID']
 # The profile whose kunitconfig every patch is built with: it enables every suite.
-BUILD_PROFILE = 'faults'
+BUILD_PROFILE = seriesboot.PROFILE
 FIXES_RE = re.compile(r'^Fixes:\s*(?P<id>[0-9a-f]+)\s+\("(?P<subject>.*)"\)\s*$')
 WARNING_RE = re.compile(r'^(?P<file>[^\s:]+):(?P<line>\d+):(?:\d+:)? (?P<kind>warning|error): (?P<msg>.*)$')
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-	p.add_argument('--checks', default=','.join(ALL_CHECKS),
-		       help=f'comma list of checks to run (default: all: {",".join(ALL_CHECKS)})')
+	seriesplan.add_arguments(p)
 	p.add_argument('--go7007-arch', default='all',
 		       help='arches for the go7007 W=1 build (default: all four)')
 	p.add_argument('--update-go7007-baseline', action='store_true',
@@ -136,9 +143,11 @@ def is_comment_hit(grep_line: str) -> bool:
 
 
 class Checker:
-	def __init__(self, cache: Path, args: argparse.Namespace):
+	def __init__(self, cache: Path, args: argparse.Namespace,
+		     opts: Optional[SeriesOptions] = None):
 		self.cache = cache
 		self.args = args
+		self.opts = opts or SeriesOptions()
 		self.jobs = args.jobs or (__import__('os').cpu_count() or 1)
 		self.results: List[Check] = []
 		self.patches = tree.read_series(paths.PATCH_DIR)
@@ -149,17 +158,30 @@ class Checker:
 		# (and with them ccache hits) match the main builds.
 		self.wt = cache / 'series' / 'src' / self.main.name
 		self.build_root = cache / 'series' / 'build'
+		self.logdir = cache / 'series' / 'logs'
 		self.commits: List[str] = []
+		self.boots: List[seriesboot.BootRecord] = []
 
-	def add(self, name: str, ok: bool, detail: str = '', seconds: float = 0.0) -> Check:
+	def add(self, name: str, ok: bool, detail: str = '', seconds: float = 0.0,
+		note: str = '') -> Check:
+		"""Record a check and print its line (note: after it, even when it
+		passed), its detail when it failed or with -v."""
 		c = Check(name, ok, detail, seconds)
 		self.results.append(c)
 		mark = 'ok  ' if ok else 'FAIL'
-		print(f'  {mark} {name}' + (f' ({seconds:.0f} s)' if seconds >= 1 else ''), flush=True)
+		print(f'  {mark} {name}' + (f' ({seconds:.0f} s)' if seconds >= 1 else '')
+		      + (f': {note}' if note else ''), flush=True)
 		if detail and (not ok or self.args.verbose):
 			for line in detail.splitlines()[:40]:
 				print('       ' + line)
 		return c
+
+	def in_range(self) -> List[Tuple[int, Path, str]]:
+		"""(index, patch, commit) of the patches the per-patch checks take:
+		--from-patch on (commit '' before the series is applied)."""
+		commits = self.commits or [''] * len(self.patches)
+		return [(i, p, c) for i, (p, c) in enumerate(zip(self.patches, commits))
+			if i >= self.opts.from_patch - 1]
 
 	# -------------------------------------------------------- worktree
 	def worktree(self) -> None:
@@ -185,7 +207,7 @@ class Checker:
 
 	def check_checkpatch(self) -> None:
 		script = self.wt / 'scripts' / 'checkpatch.pl'
-		for p in self.patches:
+		for _, p, _ in self.in_range():
 			t0 = time.time()
 			proc = subprocess.run(['perl', str(script), '--strict', '--no-summary',
 					       '--terse', '--show-types', '--color=never',
@@ -199,14 +221,14 @@ class Checker:
 	def check_fixes(self) -> None:
 		listing = mail.UPSTREAM_FILE
 		known = mail.known_upstream(listing)
-		for p in self.patches:
+		for _, p, _ in self.in_range():
 			tags, bad = fixes_problems(p.read_text(errors='replace'), known)
 			if tags:
 				self.add(f'fixes {p.name}', not bad, '\n'.join(bad) or
 					 f'{tags} upstream id(s) match {listing.name}')
 
 	def check_maintainers(self) -> None:
-		for p, c in zip(self.patches, self.commits):
+		for _, p, c in self.in_range():
 			added = tree.git(self.wt, 'diff-tree', '--no-commit-id', '--name-only', '-r',
 					 '--diff-filter=A', c).stdout.split()
 			missing = []
@@ -234,73 +256,121 @@ class Checker:
 		return proc
 
 	def check_build(self) -> None:
-		arch = 'x86_64'
-		bdir = self.build_root / 'debian' / arch
-		bdir.mkdir(parents=True, exist_ok=True)
-		logdir = self.cache / 'series' / 'logs'
-		logdir.mkdir(parents=True, exist_ok=True)
-		# The full suite configuration, made once at the top of the series
-		# and re-applied before each patch (olddefconfig at an early patch
-		# drops the symbols that later patches add).  The `faults` profile's
-		# fragments: the default one and the fault-injection options, so
-		# that every suite of the series, those that exist only with fault
-		# injection included, is compiled.
-		full = bdir / 'config.full'
-		t0 = time.time()
+		"""Every patch of the range built on each arch of --build-arches,
+		and (boot check) the x86_64 build of a patch seriesplan.boot_plan
+		picks booted right after."""
+		self.logdir.mkdir(parents=True, exist_ok=True)
 		tree.git(self.wt, 'checkout', '-q', '--detach', self.commits[-1] if self.commits
 			 else self.pristine)
+		full = {}
+		for arch in self.opts.build_arches:
+			made = self._full_config(arch)
+			if made:
+				full[arch] = made
+		for i, p, c in self.in_range():
+			tree.git(self.wt, 'checkout', '-q', '--detach', c)
+			for arch in self.opts.build_arches:
+				if arch in full and self._build_patch(arch, p, c, full[arch]) \
+				   and arch == BOOT_ARCH and self.opts.wants('boot'):
+					self._boot_patch(i, p, c)
+		if self.opts.wants('boot'):
+			seriesboot.write_records(self.cache / 'series' / 'boots.json', self.boots)
+			line = seriesboot.summary(self.boots)
+			if line:
+				print(f'  {line} (records: {self.cache / "series" / "boots.json"})')
+
+	def _build_dir(self, arch: str) -> Path:
+		"""One build directory per arch (ccache is shared: build_env)."""
+		return self.build_root / 'debian' / arch
+
+	def _full_config(self, arch: str) -> Optional[Path]:
+		"""The full suite configuration, made once at the top of the series
+		and re-applied before each patch (olddefconfig at an early patch
+		drops the symbols that later patches add).  The `faults` profile's
+		fragments: the default one and the fault-injection options, so that
+		every suite of the series, those that exist only with fault
+		injection included, is compiled."""
+		bdir = self._build_dir(arch)
+		bdir.mkdir(parents=True, exist_ok=True)
+		full = bdir / 'config.full'
+		t0 = time.time()
 		plan = ArchPlan(self.wt, arch, bdir, bdir, RunOptions(use_ccache=not self.args.no_ccache),
 				kunitconfigs(arch, [], BUILD_PROFILE))
 		proc = subprocess.run(plan.config_command(), capture_output=True, text=True,
 				      env=build_env(self.cache))
 		if proc.returncode != 0:
-			self.add('build config', False, (proc.stdout + proc.stderr)[-3000:], time.time() - t0)
-			return
+			self.add('build config' + ('' if arch == BOOT_ARCH else f' {arch}'), False,
+				 (proc.stdout + proc.stderr)[-3000:], time.time() - t0)
+			return None
 		shutil.copyfile(bdir / '.config', full)
-		for p, c in zip(self.patches, self.commits):
-			t0 = time.time()
-			log = logdir / f'build-{p.stem}.log'
-			log.write_text('')
-			tree.git(self.wt, 'checkout', '-q', '--detach', c)
-			shutil.copyfile(full, bdir / '.config')
-			proc = self._make(bdir, arch, ['olddefconfig'], [], log, self.wt)
-			if proc.returncode == 0:
-				proc = self._make(bdir, arch, [], [], log, self.wt)
-			if proc.returncode != 0:
-				self.add(f'build {p.name}', False, f'see {log}\n' +
-					 '\n'.join((proc.stdout + proc.stderr).splitlines()[-25:]),
-					 time.time() - t0)
-				continue
-			touched = tree.git(self.wt, 'diff-tree', '--no-commit-id', '--name-only', '-r',
-					   c).stdout.split()
-			inherited = 0
-			warns = self._warnings_in(proc.stdout + proc.stderr, touched)
-			# W=1 on the objects of the C files the patch touches.
-			objs = [t[:-2] + '.o' for t in touched
-				if t.endswith('.c') and (bdir / (t[:-2] + '.o')).exists()]
-			if objs:
-				for o in objs:
-					(bdir / o).unlink()
-				w1 = self._make(bdir, arch, objs, ['W=1'], log, self.wt)
-				w1warns = self._warnings_in(w1.stdout + w1.stderr, touched)
-				if w1.returncode != 0:
-					warns.append(f'W=1 build of {" ".join(objs)} failed')
-				for o in objs:
-					# Leave W=0 objects behind for the next patch.
-					(bdir / o).unlink(missing_ok=True)
-				if w1warns:
-					# A patch answers for the warnings it adds, not for those
-					# the file had before it (W=1 on the parent's objects).
-					old = self._preexisting(bdir, arch, c, objs, log)
-					kept = [w for w in w1warns if self._key(w) not in old]
-					inherited = len(w1warns) - len(kept)
-					warns += kept
-			detail = f'x86_64, W=1 on {len(objs)} object(s)'
-			if objs and inherited:
-				detail += (f'; {inherited} W=1 warning(s) already in the parent '
-					   'commit, not counted')
-			self.add(f'build {p.name}', not warns,
-				 '\n'.join(warns) if warns else detail, time.time() - t0)
+		return full
+
+	def _build_patch(self, arch: str, p: Path, c: str, full: Path) -> bool:
+		"""Build the checked-out patch c on arch; whether make succeeded
+		(the check itself also fails on warnings)."""
+		bdir = self._build_dir(arch)
+		name = f'build {p.name}' if arch == BOOT_ARCH else f'build {arch} {p.name}'
+		t0 = time.time()
+		log = self.logdir / (f'build-{p.stem}.log' if arch == BOOT_ARCH
+				     else f'build-{arch}-{p.stem}.log')
+		log.write_text('')
+		shutil.copyfile(full, bdir / '.config')
+		proc = self._make(bdir, arch, ['olddefconfig'], [], log, self.wt)
+		if proc.returncode == 0:
+			proc = self._make(bdir, arch, [], [], log, self.wt)
+		if proc.returncode != 0:
+			self.add(name, False, f'see {log}\n' +
+				 '\n'.join((proc.stdout + proc.stderr).splitlines()[-25:]),
+				 time.time() - t0)
+			return False
+		touched = tree.git(self.wt, 'diff-tree', '--no-commit-id', '--name-only', '-r',
+				   c).stdout.split()
+		inherited = 0
+		warns = self._warnings_in(proc.stdout + proc.stderr, touched)
+		# W=1 on the objects of the C files the patch touches.
+		objs = [t[:-2] + '.o' for t in touched
+			if t.endswith('.c') and (bdir / (t[:-2] + '.o')).exists()]
+		if objs:
+			for o in objs:
+				(bdir / o).unlink()
+			w1 = self._make(bdir, arch, objs, ['W=1'], log, self.wt)
+			w1warns = self._warnings_in(w1.stdout + w1.stderr, touched)
+			if w1.returncode != 0:
+				warns.append(f'W=1 build of {" ".join(objs)} failed')
+			for o in objs:
+				# Leave W=0 objects behind for the next patch.
+				(bdir / o).unlink(missing_ok=True)
+			if w1warns:
+				# A patch answers for the warnings it adds, not for those
+				# the file had before it (W=1 on the parent's objects).
+				old = self._preexisting(bdir, arch, c, objs, log)
+				kept = [w for w in w1warns if self._key(w) not in old]
+				inherited = len(w1warns) - len(kept)
+				warns += kept
+		detail = f'{arch}, W=1 on {len(objs)} object(s)'
+		if objs and inherited:
+			detail += (f'; {inherited} W=1 warning(s) already in the parent '
+				   'commit, not counted')
+		self.add(name, not warns, '\n'.join(warns) if warns else detail, time.time() - t0)
+		return True
+
+	def _boot_patch(self, i: int, p: Path, c: str) -> None:
+		"""The boot check of patch i (checked out and built at c)."""
+		plan = seriesplan.boot_plan(p.name, p.read_text(errors='replace'), self.opts.scope,
+					    head=i == len(self.patches) - 1, slow=self.opts.slow)
+		if plan is None:
+			return
+		symbols = seriesplan.test_symbols(tree.git(self.wt, 'diff', self.pristine, c, '--',
+							   '*Kconfig*').stdout)
+		rec = seriesboot.boot_patch(self.wt, self._build_dir(BOOT_ARCH),
+					    self.cache / 'series' / 'boots' / p.stem, self.cache, plan,
+					    symbols, self.opts.boot_timeout, not self.args.no_ccache,
+					    self.args.verbose)
+		self.boots.append(rec)
+		self.add(f'boot {p.name}', rec.ok, rec.detail(), rec.seconds,
+			 note=f'{plan.suites}: {rec.passed} passed, {rec.failed} failed, '
+			      f'{rec.skipped} skipped' + (' (no suite yet)' if rec.status ==
+							  seriesboot.BootStatus.NO_SUITE else ''))
 
 	def _preexisting(self, bdir: Path, arch: str, commit: str, objs: List[str],
 			 log: Path) -> set:
@@ -398,6 +468,20 @@ class Checker:
 				detail += '\n' + '\n'.join(new[:20])
 			self.add(f'go7007 {arch}', ok, detail, time.time() - t0)
 
+	def check_modules(self) -> None:
+		"""The series head (checked out) with KUnit and the subsystems as
+		modules, on each arch of --build-arches (seriesmodules.py)."""
+		self.logdir.mkdir(parents=True, exist_ok=True)
+		head = self.commits[-1] if self.commits else self.pristine
+		suites = sorted(seriesplan.test_symbols(tree.git(self.wt, 'diff', self.pristine, head,
+								 '--', '*Kconfig*').stdout))
+		for arch in self.opts.build_arches:
+			r = seriesmodules.check(self._make, self.wt, self.build_root / 'modules' / arch,
+						arch, self.logdir / f'modules-{arch}.log', suites,
+						build_env(self.cache))
+			self.add(f'modules {arch}', r.ok, r.detail, r.seconds,
+				 note=r.detail.splitlines()[0] if r.ok else '')
+
 	@staticmethod
 	def _normalise(line: str) -> str:
 		"""file:line:col: warning: msg -> file: warning: msg (lines move)."""
@@ -408,21 +492,50 @@ class Checker:
 		return f'{f}: {m.group("kind")}: {m.group("msg")}'
 
 
+def repository(cache: Path, allow_install: bool = True) -> None:
+	"""The prepared repository the checks take the pristine commit and
+	their scratch worktree from.  prepare makes it when the cache has none
+	(a fresh CI cache); an existing work tree is only read, never rebuilt:
+	the checks apply this checkout's kernel-patches/ in their own worktree,
+	and prepare would rebuild a clean work tree prepared from another
+	checkout's series (2026-12-05: a developer's tree, exported and clean,
+	was rebuilt with an older branch's 53 patches by this call, when it
+	was tree.prepare(keep_local=True))."""
+	try:
+		tree.find_prepared(cache)
+	except UserError:
+		tree.prepare(cache, allow_install=allow_install, quiet=True, keep_local=True)
+
+
 def main(args: argparse.Namespace) -> int:
-	checks = [c.strip() for c in args.checks.split(',') if c.strip()]
-	bad = [c for c in checks if c not in ALL_CHECKS]
-	if bad:
-		raise UserError(f'unknown check(s) {", ".join(bad)}; choose from {", ".join(ALL_CHECKS)}')
+	# Every option is checked before anything is written.
+	patches = tree.read_series(paths.PATCH_DIR)
+	opts = SeriesOptions.from_args(args, len(patches))
+	checks = opts.checks
+	if 'modules' in checks:
+		for arch in opts.build_arches:
+			for frag in seriesmodules.fragments(arch):
+				if not frag.is_file():
+					raise UserError(f'the modules check needs {frag}')
+				seriesmodules.read_fragment(frag.read_text(), f'kunit/{frag.name}')
 	cache = paths.cache_dir(args.cache_dir)
-	arches = ['x86_64']
+	arches = list(opts.build_arches)
 	if 'go7007' in checks:
-		arches += paths.parse_arches(args.go7007_arch)
+		try:
+			arches += paths.parse_arches(args.go7007_arch)
+		except ValueError as e:
+			raise UserError(f'--go7007-arch: {e}')
 	deps.ensure(deps.for_arches(arches) + deps.CHECK_PACKAGES, allow_install=not args.no_install)
-	# The checks use their own worktree: local work in the work tree is
-	# neither checked nor disturbed (only kernel-patches/ is checked).
-	tree.prepare(cache, allow_install=not args.no_install, quiet=True, keep_local=True)
-	ch = Checker(cache, args)
-	print(f'Series checks: {len(ch.patches)} patches on {ch.main.name}', flush=True)
+	repository(cache, allow_install=not args.no_install)
+	with paths.locked(cache / 'series' / 'series.lock', 'the series checks\' worktree'):
+		return _checks(Checker(cache, args, opts), opts)
+
+
+def _checks(ch: Checker, opts: SeriesOptions) -> int:
+	checks = opts.checks
+	print(f'Series checks: {len(ch.patches)} patches on {ch.main.name}'
+	      + (f' (per-patch checks from patch {opts.from_patch})' if opts.from_patch > 1 else ''),
+	      flush=True)
 	applied = ch.check_apply()
 	if applied:
 		if 'checkpatch' in checks:
@@ -439,6 +552,10 @@ def main(args: argparse.Namespace) -> int:
 			ch.check_bkl_scan()
 		if 'go7007' in checks:
 			ch.check_go7007()
+		if 'modules' in checks:
+			tree.git(ch.wt, 'checkout', '-q', '--detach', ch.commits[-1] if ch.commits
+				 else ch.pristine)
+			ch.check_modules()
 	if 'mail' in checks:
 		mail.check(ch)
 	failed = [c for c in ch.results if not c.ok]

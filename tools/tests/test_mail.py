@@ -381,7 +381,7 @@ def test_check_series_runs_the_mail_check(monkeypatch, capsys):
 	calls = []
 
 	class FakeChecker(seriescheck.Checker):
-		def __init__(self, cache, args):
+		def __init__(self, cache, args, opts=None):
 			self.args, self.results, self.patches = args, [], []
 			self.main = Path('/nonexistent')
 

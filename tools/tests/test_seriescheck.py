@@ -110,3 +110,79 @@ def test_the_build_check_config_enables_every_suite_the_series_defines():
 	for frag in run.kunitconfigs('x86_64', [], seriescheck.BUILD_PROFILE):
 		enabled |= set(re.findall(r'^CONFIG_(\w+)=y', frag.read_text(), re.M))
 	assert sorted(defined - enabled) == []
+
+
+def _checker(tmp_path, monkeypatch, opts, built=lambda arch, p: True):
+	"""A Checker over three fake patches whose git, builds and boots are
+	recorded, not run."""
+	from pathlib import Path
+	from bklkunit import tree
+	c = seriescheck.Checker.__new__(seriescheck.Checker)
+	c.cache, c.opts = tmp_path, opts
+	c.args = type('A', (), {'no_ccache': True, 'verbose': False})()
+	c.patches = [Path(f'{n:04d}-x.patch') for n in (1, 2, 3)]
+	c.commits = ['c1', 'c2', 'c3']
+	c.pristine, c.wt, c.logdir = 'p0', tmp_path / 'wt', tmp_path / 'logs'
+	c.build_root, c.results, c.boots = tmp_path / 'build', [], []
+	c.calls = []
+	monkeypatch.setattr(tree, 'git', lambda *a, **k: c.calls.append(('git',) + a[1:]))
+	monkeypatch.setattr(c, '_full_config', lambda arch: tmp_path / f'{arch}.full', raising=False)
+	monkeypatch.setattr(c, '_build_patch', lambda arch, p, commit, full:
+			    c.calls.append(('build', arch, p.name[:4])) or built(arch, p), raising=False)
+	monkeypatch.setattr(c, '_boot_patch', lambda i, p, commit:
+			    c.calls.append(('boot', p.name[:4])), raising=False)
+	return c
+
+
+def test_the_per_patch_builds_of_each_arch_and_the_boots_after_x86_64(tmp_path, monkeypatch):
+	from bklkunit.seriesplan import SeriesOptions
+	opts = SeriesOptions(checks=('apply', 'build', 'boot'), build_arches=('x86_64', 'arm'),
+			     from_patch=2)
+	c = _checker(tmp_path, monkeypatch, opts, built=lambda arch, p: p.name[:4] != '0003')
+	c.check_build()
+	steps = [s for s in c.calls if s[0] != 'git' or s[1] == 'checkout']
+	assert [s for s in steps if s[0] != 'git'] == [
+		('build', 'x86_64', '0002'), ('boot', '0002'), ('build', 'arm', '0002'),
+		('build', 'x86_64', '0003'), ('build', 'arm', '0003')]     # 0003 did not build: no boot
+	assert ('git', 'checkout', '-q', '--detach', 'c1') not in c.calls   # before --from-patch
+	assert (tmp_path / 'series' / 'boots.json').read_text().strip() == '[]'
+	assert c._build_dir('arm') != c._build_dir('x86_64')
+
+
+def test_no_boot_builds_only(tmp_path, monkeypatch):
+	from bklkunit.seriesplan import SeriesOptions
+	c = _checker(tmp_path, monkeypatch, SeriesOptions(checks=('apply', 'build')))
+	c.check_build()
+	assert [s for s in c.calls if s[0] == 'boot'] == []
+	assert [s[2] for s in c.calls if s[0] == 'build'] == ['0001', '0002', '0003']
+	assert not (tmp_path / 'series' / 'boots.json').exists()
+
+
+def test_the_series_check_builds_share_one_ccache_across_arches(tmp_path):
+	"""Each arch builds in its own directory, every make with the same
+	CCACHE_DIR (build_env) and the arch's own compiler under ccache."""
+	from bklkunit import plan
+	env = plan.build_env(tmp_path)
+	assert env['CCACHE_DIR'] == str(tmp_path / 'ccache')
+	c = seriescheck.Checker.__new__(seriescheck.Checker)
+	c.build_root = tmp_path / 'series' / 'build'
+	dirs = {a: c._build_dir(a) for a in ('x86_64', 'i386', 'arm', 'arm64')}
+	assert len(set(dirs.values())) == 4
+	assert all(d.parent == c.build_root / 'debian' for d in dirs.values())
+
+
+def test_check_series_never_rebuilds_an_existing_work_tree(tmp_path, monkeypatch):
+	"""Only a cache without a prepared tree gets prepare; one that has it
+	(a developer's, prepared from another checkout's series) is only read."""
+	from bklkunit import tree
+	calls = []
+	monkeypatch.setattr(tree, 'prepare', lambda *a, **k: calls.append('prepare'))
+	monkeypatch.setattr(tree, 'find_prepared', lambda cache: tmp_path / 'linux')
+	seriescheck.repository(tmp_path)
+	assert calls == []
+
+	def none(cache):
+		raise seriescheck.UserError('no prepared work tree')
+	monkeypatch.setattr(tree, 'find_prepared', none)
+	seriescheck.repository(tmp_path)
+	assert calls == ['prepare']
