@@ -748,7 +748,8 @@ def test_guest_timeout_the_option_then_the_profile_then_the_default():
 	assert run.guest_timeout(_ns(timeout=None)) == run.DEFAULT_TIMEOUT
 	assert run.guest_timeout(_ns(timeout=None, profile='kasan')) == 900
 	assert run.guest_timeout(_ns(timeout=77, profile='kasan')) == 77
-	assert run.guest_timeout(_ns(timeout=None, profile='kcsan')) == run.DEFAULT_TIMEOUT
+	assert run.guest_timeout(_ns(timeout=None, profile='kcsan')) == 900
+	assert run.guest_timeout(_ns(timeout=None, profile='faults')) == 900
 
 
 def test_main_writes_summary_once_and_reads_each_console_once(main_env, monkeypatch):
