@@ -247,5 +247,5 @@ class ArchPlan:
 		"""Why a boot killed at exec_deadline(timeout) is a CRASH, one line."""
 		t = self.options.guest_timeout() if timeout is None else timeout
 		return (f'kunit.py exec did not end within {self.options.exec_grace:g} s of its guest '
-			f'timeout ({t} s) and was killed; its console parser may loop on this console: '
-			f'see {console}')
+			f'timeout ({t} s), or printed one line {progress.REPEAT_LIMIT:,} times in a row, '
+			f'and was killed; its console parser may loop on this console: see {console}')

@@ -177,7 +177,7 @@ class Progress:
 		if not self.building or self.ok or self.not_ok:
 			end += ': ' + self.counts()
 		if rc == PAST_DEADLINE:
-			end += ' (killed: still running at its deadline)'
+			end += ' (stopped: past its deadline, or repeating one line)'
 		elif rc:
 			end += f' (exit {rc})'
 		self.out.write(end + '\n')
@@ -193,6 +193,14 @@ def next_line(lines: 'queue.Queue[Optional[str]]', timeout: float) -> Optional[s
 		return ''
 
 
+# A command with a deadline that prints one line this many times in a row
+# (kunit.py's "[HH:MM:SS] " stamp aside) is stopped at once, as at its
+# deadline: kunit.py exec caught in the 6.12 parser's loop prints
+# "[CRASHED] " for ever, about 40,000 lines and 18 MB of its own memory a
+# second, which the deadline alone would let grow for minutes.  kunit.py
+# prints one line per case, suite or message, never one line this often.
+REPEAT_LIMIT = 100_000
+_STAMP_RE = re.compile(r'^\[\d\d:\d\d:\d\d\] ')
 # What stream() returns for a command it killed at its deadline: no process
 # exits with it (an exit status is 0-255, a signal -1 to -64).
 PAST_DEADLINE = 1000
@@ -289,7 +297,8 @@ def stream(cmd: List[str], log: Path, env: Dict[str, str], verbose: bool,
 	its group (_stop: SIGINT, SIGKILL STOP_GRACE seconds later for what is
 	left), the log ends with a line saying so, and the status is
 	PAST_DEADLINE.  Its output is read while it runs, so a command that
-	never stops printing is stopped as well.  If stream() itself is
+	never stops printing is stopped as well, and one that prints the same
+	line REPEAT_LIMIT times in a row is stopped then (PAST_DEADLINE too).  If stream() itself is
 	interrupted (^C, which does not reach the command's session), the
 	command is stopped the same way before the exception goes on."""
 	if _stopping.is_set():
@@ -335,6 +344,7 @@ def _follow(proc: 'subprocess.Popen[str]', f: Any, verbose: bool, prog: Optional
 
 	until = None if deadline is None else clock() + deadline
 	ended = False               # its output ended
+	same, prev = 0, ''          # how often in a row it printed prev
 	while True:
 		wait = TICK
 		if until is not None:
@@ -358,13 +368,18 @@ def _follow(proc: 'subprocess.Popen[str]', f: Any, verbose: bool, prog: Optional
 			continue
 		if got:
 			keep(got)
+			if until is not None:
+				got = _STAMP_RE.sub('', got)
+				same, prev = (same + 1, prev) if got == prev else (1, got)
+				if same >= REPEAT_LIMIT:
+					break
 		else:
 			f.flush()
 			if verbose:
 				sys.stdout.flush()
 		if prog is not None:
 			prog.tick()
-	# Past the deadline.
+	# Past the deadline, or repeating itself.
 	how = _stop(proc, None if ended else lines, keep)
 	while not ended:            # what it printed as it ended
 		got = next_line(lines, DRAIN_LIMIT)
@@ -372,9 +387,9 @@ def _follow(proc: 'subprocess.Popen[str]', f: Any, verbose: bool, prog: Optional
 			break
 		keep(got)
 	# On a line of its own, also after a line the command was killed in.
-	note = ('' if last[0] == '\n' else '\n') + (
-		f'[bkl-kunit] still running {deadline:g} s after it was started (its deadline): '
-		f'stopped ({how})\n')
+	why = (f'printed one line {same:,} times in a row' if same >= REPEAT_LIMIT else
+	       f'still running {deadline:g} s after it was started (its deadline)')
+	note = ('' if last[0] == '\n' else '\n') + f'[bkl-kunit] {why}: stopped ({how})\n'
 	f.write(note)
 	if verbose:
 		sys.stdout.write(note)

@@ -373,7 +373,7 @@ def test_stream_kills_a_command_past_its_deadline_and_its_children(tmp_path, cap
 		assert out == log[1:]            # all of it, the last line too
 	else:
 		assert re.fullmatch(STAMP + r' x86_64 boot done in \d+s: 0 ok, 0 not ok '
-				    r'\(killed: still running at its deadline\)', out[-1]), out
+				    r'\(stopped: past its deadline, or repeating one line\)', out[-1]), out
 
 
 def test_stream_kills_a_command_that_ignores_sigint(tmp_path, monkeypatch):
@@ -391,10 +391,51 @@ def test_stream_kills_a_command_that_never_stops_printing(tmp_path, monkeypatch)
 	each Test it makes up, for ever.  (yes ends on SIGINT, and sh, which
 	waits for it, with it.)"""
 	deadline_after(monkeypatch, 2)
+	monkeypatch.setattr(progress, 'REPEAT_LIMIT', 10**9)   # the deadline stops it here
 	rc, log = _deadline_stream(tmp_path, ['sh', '-c', 'echo $$; yes "[07:01:03] [CRASHED] "'])
 	assert rc == progress.PAST_DEADLINE
 	assert log[2] == '[07:01:03] [CRASHED] ' and log[-1] == KILLED
 	assert all_ended([int(log[1])], group=int(log[1]))
+
+
+# Prints its pid, then argv[1] lines of '[HH:MM:SS] [CRASHED] ' (the stamp
+# counting up: kunit.py stamps every line), then sleeps unless argv[2] says end.
+REPEATS = ('import os, sys, time\n'
+	   'print(os.getpid(), flush=True)\n'
+	   'for i in range(int(sys.argv[1])):\n'
+	   '    print("[%02d:%02d:%02d] [CRASHED] " % (i // 3600 % 24, i // 60 % 60, i % 60))\n'
+	   'sys.stdout.flush()\n'
+	   'if sys.argv[2] != "end":\n'
+	   '    time.sleep(1000)\n')
+
+
+def test_stream_stops_a_command_that_repeats_one_line(tmp_path, monkeypatch):
+	"""kunit.py exec in the parser's loop prints one line for ever; it is
+	stopped after REPEAT_LIMIT of them in a row, long before its deadline,
+	however the stamps in front of them go."""
+	monkeypatch.setattr(progress, 'REPEAT_LIMIT', 50)
+	rc, log = _deadline_stream(tmp_path, py(REPEATS) + ['1000', 'sleep'], deadline=3600)
+	assert rc == progress.PAST_DEADLINE
+	assert log[-1] == ('[bkl-kunit] printed one line 50 times in a row: '
+			   'stopped (SIGINT to its process group)')
+	assert sum(l.endswith('] [CRASHED] ') for l in log) >= 50   # and what it printed as it ended
+	pid = next(int(l) for l in log if l.isdigit())
+	assert all_ended([pid], group=pid)
+
+
+def test_stream_lets_a_command_repeat_one_line_fewer_times(tmp_path, monkeypatch):
+	monkeypatch.setattr(progress, 'REPEAT_LIMIT', 50)
+	rc, log = _deadline_stream(tmp_path, py(REPEATS) + ['49', 'end'], deadline=3600)
+	assert rc == 0 and sum(l.endswith('] [CRASHED] ') for l in log) == 49
+	assert not log[-1].startswith('[bkl-kunit]')
+
+
+def test_stream_counts_repeats_only_with_a_deadline(tmp_path, monkeypatch):
+	"""A build (no deadline) may print what it likes."""
+	monkeypatch.setattr(progress, 'REPEAT_LIMIT', 50)
+	log = tmp_path / 'build.log'
+	rc = progress.stream(py(REPEATS) + ['200', 'end'], log, dict(os.environ), False, 'build')
+	assert rc == 0 and log.read_text().count('] [CRASHED] \n') == 200
 
 
 def test_stream_kills_a_command_that_closed_its_output(tmp_path, monkeypatch):

@@ -782,8 +782,9 @@ def test_main_writes_summary_once_and_reads_each_console_once(main_env, monkeypa
 
 def killed(timeout, grace='0.5', console='console.log'):
 	"""The reason of a boot run killed at its deadline."""
-	return (f'kunit.py exec did not end within {grace} s of its guest timeout ({timeout} s) and '
-		f'was killed; its console parser may loop on this console: see {console}')
+	return (f'kunit.py exec did not end within {grace} s of its guest timeout ({timeout} s), or '
+		f'printed one line 100,000 times in a row, and was killed; its console parser may '
+		f'loop on this console: see {console}')
 
 
 def test_exec_deadline_is_the_guest_timeout_and_a_grace(fake):
