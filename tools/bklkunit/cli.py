@@ -12,8 +12,8 @@ import traceback
 from pathlib import Path
 from typing import Any, List, Optional
 
-from . import (ab, baseline, bench, deps, export, fixturecmd, mail, paths, run, rundir, selftest,
-	       seriescheck, tree)
+from . import (ab, baseline, bench, deps, export, fixturecmd, mail, paths, progress, run, rundir,
+	       selftest, seriescheck, tree)
 from .errors import UserError
 from .results import ArchRun
 
@@ -222,6 +222,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 	# process group does not reach.
 	handled = {}
 	if threading.current_thread() is threading.main_thread():
+		progress.let_children_take_sigint()
 		for sig in (signal.SIGTERM, signal.SIGHUP):
 			if signal.getsignal(sig) == signal.SIG_DFL:
 				handled[sig] = signal.signal(sig, _terminated)

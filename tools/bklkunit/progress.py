@@ -263,6 +263,17 @@ def _stop(proc: 'subprocess.Popen[str]', lines: 'Optional[queue.Queue[Optional[s
 	return how
 
 
+def let_children_take_sigint() -> None:
+	"""stream() stops a command with SIGINT first (kunit.py then writes its
+	console out).  A process started with SIGINT ignored (`&` in a
+	non-interactive shell, some CI runners) passes that on to every child,
+	which then sits out STOP_GRACE until SIGKILL: give SIGINT Python's
+	default handler again, so that children start with SIG_DFL.  Main
+	thread only (cli.main, the tests' conftest)."""
+	if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+		signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def stop_all() -> None:
 	"""Stop every command stream() is running (as _stop()), and make every
 	stream() started from now on raise KeyboardInterrupt, until

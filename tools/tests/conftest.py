@@ -23,7 +23,11 @@ sys.dont_write_bytecode = True
 TOOLS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TOOLS))
 
-from bklkunit import deps, paths, tree  # noqa: E402
+from bklkunit import deps, paths, progress, tree  # noqa: E402
+
+# The never-ending commands of the deadline tests must take SIGINT, also
+# under a CI runner or a shell that started pytest with SIGINT ignored.
+progress.let_children_take_sigint()
 
 DATA = Path(__file__).resolve().parent / 'data'
 DEBVER = '6.12.118-1~deb12u1'

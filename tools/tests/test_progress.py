@@ -14,7 +14,7 @@ import time
 import pytest
 
 from bklkunit import cli, progress, run
-from conftest import WATCHDOG, all_ended, deadline_after
+from conftest import TOOLS, WATCHDOG, all_ended, deadline_after
 
 STAMP = r'\[\d\d:\d\d:\d\d\]'
 
@@ -497,3 +497,20 @@ def test_stop_all_stops_every_command_and_starts_none(tmp_path):
 	finally:
 		progress.stop_all_done()
 	assert progress.stream(['true'], tmp_path / 'log2', dict(os.environ), False, 'x') == 0
+
+
+def test_children_take_sigint_where_we_were_started_with_it_ignored():
+	"""`&` in a non-interactive shell starts us with SIGINT ignored, which
+	every child would inherit; after let_children_take_sigint() they start
+	with the default."""
+	child = ('import signal; print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)')
+	script = ('import signal, subprocess, sys\n'
+		  f'sys.path.insert(0, {str(TOOLS)!r})\n'
+		  'from bklkunit import progress\n'
+		  'signal.signal(signal.SIGINT, signal.SIG_IGN)\n'
+		  f'subprocess.run([sys.executable, "-c", {child!r}])\n'
+		  'progress.let_children_take_sigint()\n'
+		  f'subprocess.run([sys.executable, "-c", {child!r}])\n')
+	out = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
+			     check=True).stdout.split()
+	assert out == ['True', 'False']
