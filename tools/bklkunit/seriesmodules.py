@@ -31,13 +31,12 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import paths
+from .ab import OPTION_SET, OPTION_UNSET
 from .errors import UserError
 
 FRAGMENT = 'modules.config'
 PENDING_RE = re.compile(r'^#\s*pending:\s*(?P<syms>CONFIG_\w+(?:[\s,]+CONFIG_\w+)*)\s*$')
 BUILTIN_RE = re.compile(r'^#\s*built-in only:\s*CONFIG_(?P<sym>\w+)\s*(?::\s*(?P<why>.*))?$')
-SETTING_RE = re.compile(r'^CONFIG_(?P<sym>\w+)=(?P<value>\S+)$')
-UNSET_RE = re.compile(r'^#\s*CONFIG_(?P<sym>\w+) is not set$')
 MODPOST_ERROR_RE = re.compile(r'^ERROR: modpost: (?P<msg>.*)$')
 MODPOST_WARNING_RE = re.compile(r'^WARNING: modpost: (?P<msg>.*)$')
 BUILD_ERROR_RE = re.compile(r'^(?:[^\s:]+:\d+:(?:\d+:)? (?:fatal )?error: .*|make(?:\[\d+\])?: \*\*\* .*)$')
@@ -78,14 +77,14 @@ def read_fragment(text: str, name: str = FRAGMENT) -> Fragment:
 	builtin: List[Tuple[str, str]] = []
 	for n, raw in enumerate(text.splitlines(), 1):
 		line = raw.strip()
-		m = SETTING_RE.match(line)
-		u = UNSET_RE.match(line)
+		m = OPTION_SET.match(line)
+		u = OPTION_UNSET.match(line)
 		p = PENDING_RE.match(line)
 		b = BUILTIN_RE.match(line)
 		if m:
-			settings.append((m.group('sym'), m.group('value')))
+			settings.append((m.group(1), m.group(2)))
 		elif u:
-			settings.append((u.group('sym'), 'n'))
+			settings.append((u.group(1), 'n'))
 		elif p:
 			pending += [s[len('CONFIG_'):] for s in re.findall(r'CONFIG_\w+', p.group('syms'))]
 		elif b:
@@ -109,12 +108,12 @@ def config_values(text: str) -> Dict[str, str]:
 	"""A .config as {symbol: value} ('n' for `# CONFIG_X is not set`)."""
 	out: Dict[str, str] = {}
 	for line in text.splitlines():
-		m = SETTING_RE.match(line.strip())
-		u = UNSET_RE.match(line.strip())
+		m = OPTION_SET.match(line.strip())
+		u = OPTION_UNSET.match(line.strip())
 		if m:
-			out[m.group('sym')] = m.group('value')
+			out[m.group(1)] = m.group(2)
 		elif u:
-			out[u.group('sym')] = 'n'
+			out[u.group(1)] = 'n'
 	return out
 
 
