@@ -43,6 +43,7 @@ compared with baseline.compare_arch as if A were B's baseline.
 """
 
 import argparse
+import contextlib
 import hashlib
 import json
 import re
@@ -531,11 +532,16 @@ def main(args: argparse.Namespace) -> int:
 		raise UserError(str(e))
 	cache = paths.cache_dir(args.cache_dir)
 	run.check_arguments(args, cache, arches, profiles.get(args.profile))
+	held = contextlib.ExitStack()
 	with paths.locked(cache / 'pristine' / 'ab.lock', 'the pristine tree of kunit.py ab'):
-		return _main(args, arches, cache)
+		try:
+			return _main(args, arches, cache, held)
+		finally:
+			held.close()
 
 
-def _main(args: argparse.Namespace, arches: List[str], cache: Path) -> int:
+def _main(args: argparse.Namespace, arches: List[str], cache: Path,
+	  held: contextlib.ExitStack) -> int:
 	# As run: when it started, where the time goes (each side's summary.json).
 	timings: Dict[str, float] = {}
 	t0 = time.time()
@@ -548,6 +554,7 @@ def _main(args: argparse.Namespace, arches: List[str], cache: Path) -> int:
 	timings['deps'] = time.time() - t0
 	t1 = time.time()
 	b_tree, key, info = run.resolve_tree(args, cache)
+	run.hold_tree(held, args, b_tree, info)
 	a_tree, commit, done, left_out = make_a_tree(b_tree, cache, mode)
 	timings['tree'] = time.time() - t1
 	print(f'A ({sides["a"]}): {a_tree} at {commit[:12]} ({done})', flush=True)

@@ -103,28 +103,33 @@ def usable_dir(path: Path, what: str, probe: bool = False) -> None:
 
 
 @contextlib.contextmanager
-def locked(path: Path, what: str) -> Iterator[None]:
+def locked(path: Path, what: str, shared: bool = False) -> Iterator[None]:
 	"""Hold an exclusive flock on path (made if missing) for the block: two
 	kunit.py processes sharing a cache (a developer and CI, two `ab` runs)
 	take turns on a build directory or the pristine tree instead of building
-	into it at once.  A process that has to wait says who holds it."""
+	into it at once.  shared: a shared flock (readers of the work tree:
+	any number at once, none beside its exclusive writer).  A process that
+	has to wait says who holds it (the pid of an exclusive holder)."""
 	path.parent.mkdir(parents=True, exist_ok=True)
+	mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
 	with open(path, 'a+') as f:
 		try:
-			fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+			fcntl.flock(f, mode | fcntl.LOCK_NB)
 		except BlockingIOError:
 			f.seek(0)
-			holder = f.read().strip() or 'another process'
+			holder = f.read().strip() or 'another kunit.py'
 			print(f'Waiting for {what}: in use by {holder} ({path}) ...', flush=True)
-			fcntl.flock(f, fcntl.LOCK_EX)
-		f.seek(0)
-		f.truncate()
-		f.write(f'pid {os.getpid()}\n')
-		f.flush()
+			fcntl.flock(f, mode)
+		if not shared:
+			f.seek(0)
+			f.truncate()
+			f.write(f'pid {os.getpid()}\n')
+			f.flush()
 		try:
 			yield
 		finally:
-			f.seek(0)
-			f.truncate()
-			f.flush()
+			if not shared:
+				f.seek(0)
+				f.truncate()
+				f.flush()
 			fcntl.flock(f, fcntl.LOCK_UN)

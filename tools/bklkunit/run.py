@@ -13,6 +13,7 @@ suites a crash cut off, --rerun-failures) are rerun.py's: console.N.log etc.
 """
 
 import argparse
+import contextlib
 import hashlib
 import os
 import re
@@ -537,7 +538,24 @@ def finish(rdir: Path, ktree: Path, summary: Dict[str, Any], timings: Dict[str, 
 	return done
 
 
+def hold_tree(held: contextlib.ExitStack, args: argparse.Namespace, ktree: Path,
+	      info: Dict[str, str]) -> None:
+	"""The prepared work tree (not a --tree: resolve_tree gives its HEAD)
+	held shared for the rest of the command (tree.reading): another
+	kunit.py's prepare does not rebuild it under this one's builds."""
+	if not args.tree and info.get('head'):
+		held.enter_context(tree.reading(ktree, info['head']))
+
+
 def main(args: argparse.Namespace) -> int:
+	held = contextlib.ExitStack()
+	try:
+		return _main(args, held)
+	finally:
+		held.close()
+
+
+def _main(args: argparse.Namespace, held: contextlib.ExitStack) -> int:
 	try:
 		arches = paths.parse_arches(args.arch)
 	except ValueError as e:
@@ -554,6 +572,7 @@ def main(args: argparse.Namespace) -> int:
 	timings['deps'] = time.time() - t0
 	t1 = time.time()
 	ktree, key, info = resolve_tree(args, cache)
+	hold_tree(held, args, ktree, info)
 	timings['tree'] = time.time() - t1
 	rdir = results_dir(args, cache, point_latest=False)
 	if prof.name != profiles.DEFAULT:

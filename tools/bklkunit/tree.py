@@ -8,6 +8,7 @@ The pristine commit is tagged with the upstream version (e.g. 6.12.118) and
 kept under refs/bkl-kunit/pristine; the series sits on top as commits.
 """
 
+import contextlib
 import hashlib
 import json
 import os
@@ -16,7 +17,7 @@ import shutil
 import subprocess
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from . import commitmsg, deps, paths
 from .errors import UserError
@@ -355,12 +356,16 @@ def dirty_files(tree: Path) -> List[str]:
 	return files
 
 
+def _auto_gc_settings(tree: Path) -> List[Tuple[str, str]]:
+	"""The NO_AUTO_GC settings the repository's config does not have yet."""
+	return [(key, value) for key, value in NO_AUTO_GC
+		if git(tree, 'config', '--local', '--get', key, check=False).stdout.strip() != value]
+
+
 def no_auto_gc(tree: Path) -> None:
 	"""Write NO_AUTO_GC into the repository's config where it is not so."""
-	for key, value in NO_AUTO_GC:
-		now = git(tree, 'config', '--local', '--get', key, check=False).stdout.strip()
-		if now != value:
-			git(tree, 'config', '--local', key, value)
+	for key, value in _auto_gc_settings(tree):
+		git(tree, 'config', '--local', key, value)
 
 
 def head(tree: Path) -> str:
@@ -512,31 +517,89 @@ def prepare(cache: Path, patch_dir: Path = paths.PATCH_DIR, allow_install: bool 
 	keep_local (what `run` uses): a work tree with local commits or edits on
 	top of the *current* series is used as it is - that is the edit, commit,
 	run, export loop.  If the series files changed underneath such work, it
-	is still refused: neither side can be picked without losing the other."""
+	is still refused: neither side can be picked without losing the other.
+
+	A tree that is used as it stands is only read, with no lock: a no-op
+	prepare never waits.  One that has to be written (unpacked, rebuilt)
+	is written under the exclusive lock of <tree>.lock, which every run
+	and ab holds shared while it builds from the tree (reading()): a
+	rebuild waits for their builds, and theirs for it; the state is read
+	again once the lock is held."""
 	if debver is None:
 		debver = ensure_source(allow_install)
 	patches = read_series(patch_dir)
-	want = series_hash(patches)
 	tree = tree_path(cache, debver)
+	ver: str = debver
+
+	def work(writing: bool) -> Optional[Prepared]:
+		return _prepare(cache, tree, ver, patches, patch_dir, writing, force, quiet, tarball,
+				keep_local)
+	if not force:
+		done = work(writing=False)
+		if done is not None:
+			return done
+	with paths.locked(lock_path(tree), f'the work tree {tree}'):
+		done = work(writing=True)
+	assert done is not None
+	return done
+
+
+def lock_path(tree: Path) -> Path:
+	"""The flock of the work tree: exclusive while prepare writes it, shared
+	while a run or ab builds from it."""
+	return tree.parent / f'{tree.name}.lock'
+
+
+@contextlib.contextmanager
+def reading(tree: Path, expected_head: str) -> Iterator[None]:
+	"""Hold the work tree (a shared flock on lock_path) while a run or ab
+	configures, builds and boots from it: a prepare of another kunit.py
+	(another clone's series, CI) waits to rebuild it until this ends.  The
+	tree must still be at expected_head, the HEAD prepare returned: another
+	process may have rebuilt it between that and the lock."""
+	with paths.locked(lock_path(tree), f'the work tree {tree}', shared=True):
+		now = head(tree)
+		if now != expected_head:
+			raise UserError(f'the work tree {tree} changed after this command prepared it '
+					f'(HEAD {expected_head[:12]}, now {now[:12]}): another kunit.py '
+					'prepared it from another series; run again')
+		yield
+
+
+def _prepare(cache: Path, tree: Path, debver: str, patches: List[Path], patch_dir: Path,
+	     writing: bool, force: bool, quiet: bool, tarball: Path,
+	     keep_local: bool) -> Optional[Prepared]:
+	"""prepare's work; without writing, None where the tree would have to
+	be written (prepare then takes the lock and calls it again)."""
+	want = series_hash(patches)
 	if tree.exists() or tree.is_symlink():
 		found, problem = read_state(tree)
 		if found is None and not force:
 			# Nothing proves this is prepare's own unmodified output: it
 			# may hold work, so it is refused like local work is.
 			raise UserError(unproven(tree, problem))
+		if not writing and found is None:
+			return None
 		if found is None:
 			print(f'--force: unpacking {tree} anew ({problem})', flush=True)
 			tree = _unpack(tarball, cache, debver)
 			found = load_state(tree)
 		st = found
+	elif not writing:
+		return None
 	else:
 		tree = _unpack(tarball, cache, debver)
 		st = load_state(tree)
-	no_auto_gc(tree)
+	if writing:
+		no_auto_gc(tree)
+	elif _auto_gc_settings(tree):
+		return None
 	changed = False
 	cur = head(tree)
 	dirty = dirty_files(tree)
 	if st.series_hash == want and cur == st.applied_head and not dirty:
+		if not writing and not patches_record(tree).exists():
+			return None
 		if not quiet:
 			print(f'Work tree {tree} is up to date ({len(patches)} patches on {debver}).')
 		if not patches_record(tree).exists():
@@ -571,6 +634,8 @@ def prepare(cache: Path, patch_dir: Path = paths.PATCH_DIR, allow_install: bool 
 				       '`./tools/kunit.py prepare --force` to throw it away')
 			raise UserError(f'the work tree {tree} has work that is not in kernel-patches/:\n'
 					+ '\n'.join(detail) + how)
+		if not writing:
+			return None
 		print(f'Rebuilding {tree}: pristine {upstream_version(debver)} + '
 		      f'{len(patches)} patches ...', flush=True)
 		_reset_to_pristine(tree, st)

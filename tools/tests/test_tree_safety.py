@@ -343,3 +343,90 @@ def test_the_tools_git_never_starts_an_automatic_gc(exported):
 	assert exported.prepare(force=True).changed
 	assert packs(t) == before
 	assert not (t / '.git' / 'gc.pid').exists() and not (t / '.git' / 'gc.log.lock').exists()
+
+
+# ------------------------------------ the work tree's lock: prepare vs builds
+
+def _holder(path, mode):
+	"""Another process's flock on path (an fd of our own: flock locks of
+	two open files conflict even within one process)."""
+	import fcntl
+	f = open(path, 'a+')
+	fcntl.flock(f, mode)
+	return f
+
+
+def _in_thread(fn):
+	import threading
+	box = {}
+
+	def go():
+		try:
+			box['value'] = fn()
+		except BaseException as e:  # noqa: B902 - handed to the test
+			box['error'] = e
+	t = threading.Thread(target=go, daemon=True)
+	t.start()
+	return t, box
+
+
+def test_a_prepare_with_nothing_to_write_takes_no_lock(exported):
+	"""Up to date, or local work on the current series: read only, so it
+	never waits for a run building from the tree."""
+	import fcntl
+	t = exported.prep.path
+	held = _holder(tree.lock_path(t), fcntl.LOCK_EX)
+	try:
+		th, box = _in_thread(lambda: exported.prepare(keep_local=True))
+		th.join(20)
+		assert not th.is_alive(), 'a no-op prepare waited for the lock'
+		assert box['value'].changed is False and 'error' not in box
+		(t / 'fs/autofs/inode.c').write_text('local edit\n')
+		th, box = _in_thread(lambda: exported.prepare(keep_local=True))
+		th.join(20)
+		assert not th.is_alive() and box['value'].local
+	finally:
+		held.close()
+
+
+def test_a_rebuild_waits_for_the_builds_that_read_the_tree(exported, capsys):
+	"""A run holds the tree shared (tree.reading); a prepare that must
+	rebuild (the series changed) waits for it, says so, then rebuilds."""
+	import fcntl
+	t = exported.prep.path
+	reader = _holder(tree.lock_path(t), fcntl.LOCK_SH)
+	p = sorted(exported.patch_dir.glob('0002-*.patch'))[0]
+	p.write_text(p.read_text().replace('Signed-off-by: Ada', 'Reworded.\n\nSigned-off-by: Ada', 1))
+	before = tree.head(t)
+	th, box = _in_thread(lambda: exported.prepare())
+	th.join(3)
+	assert th.is_alive(), 'the rebuild did not wait for the reader'
+	assert tree.head(t) == before
+	reader.close()
+	th.join(60)
+	assert not th.is_alive() and box['value'].changed and tree.head(t) != before
+	assert 'Waiting for the work tree' in capsys.readouterr().out
+
+
+def test_reading_refuses_a_tree_rebuilt_since_it_was_prepared(exported):
+	"""Another kunit.py rebuilt the tree between this one's prepare and its
+	lock: a one-line error, nothing built from the wrong tree."""
+	t = exported.prep.path
+	with tree.reading(t, tree.head(t)):
+		pass
+	with pytest.raises(UserError, match='changed after this command prepared it .*run again'):
+		with tree.reading(t, 'f' * 40):
+			pass
+
+
+def test_run_and_ab_hold_the_prepared_tree_not_a_user_tree(tmp_path, monkeypatch):
+	import argparse
+	import contextlib
+	from bklkunit import run
+	entered = []
+	monkeypatch.setattr(tree, 'reading', lambda t, h: contextlib.nullcontext(
+		entered.append((t, h))))
+	with contextlib.ExitStack() as held:
+		run.hold_tree(held, argparse.Namespace(tree=None), tmp_path, {'head': 'abc'})
+		run.hold_tree(held, argparse.Namespace(tree=str(tmp_path)), tmp_path, {'head': 'abc'})
+	assert entered == [(tmp_path, 'abc')]
