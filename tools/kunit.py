@@ -11,7 +11,7 @@
   fixtures      make (or find) the UFS fixture disk images and list them
   bench         plain kunit.py against our run: cold, warm, one-test edit, overhead
   check-series  series checks: applies, checkpatch --strict, each patch builds
-  test          what `make test` and CI run: pytest, check-series, run on x86_64,arm
+  test          what `make test` and CI run: pytest, check-series (x86_64 boots), run on arm
   deps          install the Debian packages the arches need
   report        junit.xml, kcidb.json and index.html for a results directory
   baseline      record a run's per-case results as kunit/baselines/<arch>.json

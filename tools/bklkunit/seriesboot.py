@@ -14,15 +14,24 @@ added by then, in the subsystems the filter covers.
 Each boot leaves its results directory (<cache>/series/boots/<patch>/, as
 run's per-arch one) and a record (boots.json beside it): cases passed,
 failed, skipped, seconds.
+
+A boot runs beside the build of the next patch (seriescheck): stage()
+copies what `kunit.py exec` reads of a build directory (the kernel image
+its qemu_configs/<arch>.py names, .config, .kunitconfig) into the boot's
+own directory, so the next build can overwrite the build directory while
+the guest runs.
 """
 
 import enum
 import json
+import re
+import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
 from . import profiles, run, seriesplan
+from .errors import UserError
 from .plan import ArchPlan, RunOptions, build_env, kunitconfigs
 from .results import ArchResult, ArchStatus
 from .seriesplan import BOOT_ARCH, SKIP_SLOW, BootPlan
@@ -111,6 +120,39 @@ def verdict(plan: BootPlan, res: ArchResult, enabled: Sequence[str]) -> BootReco
 	else:
 		rec.reason = f'{plan.patch}: {res.status}: {first or "no reason given"}'
 	return rec
+
+
+KERNEL_PATH_RE = re.compile(r"""kernel_path\s*=\s*['"]([^'"]+)['"]""")
+
+
+def kernel_image(ktree: Path, arch: str) -> str:
+	"""The kernel image of arch, relative to a build directory, as the
+	tree's own kunit_tool boots it (qemu_configs/<arch>.py)."""
+	cfg = ktree / 'tools' / 'testing' / 'kunit' / 'qemu_configs' / f'{arch}.py'
+	try:
+		m = KERNEL_PATH_RE.search(cfg.read_text())
+	except OSError as e:
+		raise UserError(f'cannot read the QEMU configuration of {arch}: {e}')
+	if not m:
+		raise UserError(f'{cfg}: no kernel_path=... for {arch}')
+	return m.group(1)
+
+
+def stage(ktree: Path, build_dir: Path, dest: Path, arch: str = BOOT_ARCH) -> Path:
+	"""A directory `kunit.py exec --build_dir` can boot, with build_dir's
+	kernel image, .config and .kunitconfig copied into it (dest, emptied
+	first): the build directory is free for the next build at once."""
+	image = kernel_image(ktree, arch)
+	if dest.exists():
+		shutil.rmtree(dest)
+	if not (build_dir / image).is_file():
+		raise UserError(f'{build_dir}: the build left no {image} to boot')
+	(dest / image).parent.mkdir(parents=True)
+	shutil.copyfile(build_dir / image, dest / image)
+	for name in ('.config', '.kunitconfig'):
+		if (build_dir / name).is_file():
+			shutil.copyfile(build_dir / name, dest / name)
+	return dest
 
 
 def boot_patch(ktree: Path, build_dir: Path, out: Path, cache: Path, plan: BootPlan,

@@ -31,11 +31,12 @@ import re
 import shutil
 import subprocess
 import time
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Tuple
 
-from . import commitmsg, deps, mail, paths, seriesboot, seriesmodules, seriesplan, tree
+from . import commitmsg, deps, mail, paths, progress, seriesboot, seriesmodules, seriesplan, tree
 from .errors import UserError
 from .plan import ArchPlan, RunOptions, build_env, kunitconfigs, make_options
 from .run import at_least
@@ -161,6 +162,11 @@ class Checker:
 		self.logdir = cache / 'series' / 'logs'
 		self.commits: List[str] = []
 		self.boots: List[seriesboot.BootRecord] = []
+		# The boot running beside the builds (at most one): its patch, plan,
+		# staged kernel and future (_boot_patch, finish_boot).
+		self._pool: Optional[ThreadPoolExecutor] = None
+		self._booting: Optional[Tuple[Path, seriesplan.BootPlan, Path,
+					      'Future[seriesboot.BootRecord]']] = None
 
 	def add(self, name: str, ok: bool, detail: str = '', seconds: float = 0.0,
 		note: str = '') -> Check:
@@ -258,7 +264,8 @@ class Checker:
 	def check_build(self) -> None:
 		"""Every patch of the range built on each arch of --build-arches,
 		and (boot check) the x86_64 build of a patch seriesplan.boot_plan
-		picks booted right after."""
+		picks booted beside the builds that follow it (_boot_patch; its
+		result is added when the next boot starts, or by finish_boots)."""
 		self.logdir.mkdir(parents=True, exist_ok=True)
 		tree.git(self.wt, 'checkout', '-q', '--detach', self.commits[-1] if self.commits
 			 else self.pristine)
@@ -273,11 +280,6 @@ class Checker:
 				if arch in full and self._build_patch(arch, p, c, full[arch]) \
 				   and arch == BOOT_ARCH and self.opts.wants('boot'):
 					self._boot_patch(i, p, c)
-		if self.opts.wants('boot'):
-			seriesboot.write_records(self.cache / 'series' / 'boots.json', self.boots)
-			line = seriesboot.summary(self.boots)
-			if line:
-				print(f'  {line} (records: {self.cache / "series" / "boots.json"})')
 
 	def _build_dir(self, arch: str) -> Path:
 		"""One build directory per arch (ccache is shared: build_env)."""
@@ -355,22 +357,93 @@ class Checker:
 		return True
 
 	def _boot_patch(self, i: int, p: Path, c: str) -> None:
-		"""The boot check of patch i (checked out and built at c)."""
+		"""Start the boot check of patch i (checked out and built at c),
+		beside what comes next: the next patches' builds, and after the
+		head go7007 and modules.  Its kernel is staged out of the build
+		directory first (seriesboot.stage), and the boot before it is
+		finished, so one guest runs at a time next to at most one build.
+		Much of a boot is the guest sleeping (AARP's probes, kmemleak's
+		object age) while a build wants both CPUs; the cases never depend
+		on how fast the guest runs.  The worktree's git commands stay in
+		this thread: the boot reads only tools/testing/kunit of the
+		worktree, which no patch of the series touches (a patch that did
+		is booted alone: see _serial_boot)."""
 		plan = seriesplan.boot_plan(p.name, p.read_text(errors='replace'), self.opts.scope,
 					    head=i == len(self.patches) - 1, slow=self.opts.slow)
 		if plan is None:
 			return
 		symbols = seriesplan.test_symbols(tree.git(self.wt, 'diff', self.pristine, c, '--',
 							   '*Kconfig*').stdout)
-		rec = seriesboot.boot_patch(self.wt, self._build_dir(BOOT_ARCH),
-					    self.cache / 'series' / 'boots' / p.stem, self.cache, plan,
-					    symbols, self.opts.boot_timeout, not self.args.no_ccache,
-					    self.args.verbose)
+		out = self.cache / 'series' / 'boots' / p.stem
+		self.finish_boot()
+		kernel = seriesboot.stage(self.wt, self._build_dir(BOOT_ARCH), out / 'kernel')
+		if self._pool is None:
+			self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix='boot')
+			# Its progress lines go between the builds' lines: never
+			# rewritten in place.
+			progress.LINES_ONLY = True
+		fut = self._pool.submit(seriesboot.boot_patch, self.wt, kernel, out, self.cache, plan,
+					symbols, self.opts.boot_timeout, not self.args.no_ccache,
+					self.args.verbose)
+		self._booting = (p, plan, kernel, fut)
+		if self._serial_boot():
+			self.finish_boot()
+
+	def _serial_boot(self) -> bool:
+		"""Whether boots must end before the worktree moves on: the series
+		changes the kunit_tool the boot runs from the worktree."""
+		if not hasattr(self, '_kunit_tool_patched'):
+			changed = tree.git(self.wt, 'diff', '--name-only', self.pristine,
+					   self.commits[-1] if self.commits else self.pristine, '--',
+					   'tools/testing/kunit').stdout
+			self._kunit_tool_patched = bool(changed and changed.strip())
+		return self._kunit_tool_patched
+
+	def finish_boot(self) -> None:
+		"""Wait for the boot running beside the builds, if any, and add its
+		check (named after its patch, printed after the lines of the builds
+		that ran beside it)."""
+		if self._booting is None:
+			return
+		p, plan, kernel, fut = self._booting
+		self._booting = None
+		rec = fut.result()
+		shutil.rmtree(kernel, ignore_errors=True)
 		self.boots.append(rec)
 		self.add(f'boot {p.name}', rec.ok, rec.detail(), rec.seconds,
 			 note=f'{plan.suites}: {rec.passed} passed, {rec.failed} failed, '
 			      f'{rec.skipped} skipped' + (' (no suite yet)' if rec.status ==
 							  seriesboot.BootStatus.NO_SUITE else ''))
+
+	def finish_boots(self) -> None:
+		"""The last boot finished and every boot's record written
+		(boots.json) with the summary line."""
+		try:
+			self.finish_boot()
+		finally:
+			if self._pool is not None:
+				self._pool.shutdown(wait=True)
+				self._pool = None
+		if self.opts.wants('boot') and 'build' in self.opts.checks:
+			seriesboot.write_records(self.cache / 'series' / 'boots.json', self.boots)
+			line = seriesboot.summary(self.boots)
+			if line:
+				print(f'  {line} (records: {self.cache / "series" / "boots.json"})')
+
+	def stop_boots(self) -> None:
+		"""^C, SIGTERM or an error: stop the running guest (its kunit.py
+		exec runs in a session of its own, which ^C does not reach), wait
+		for its thread, start no other."""
+		booting, self._booting = self._booting, None
+		if booting is not None:
+			progress.stop_all()
+			try:
+				wait([booting[3]])
+			finally:
+				progress.stop_all_done()
+		if self._pool is not None:
+			self._pool.shutdown(wait=True)
+			self._pool = None
 
 	def _preexisting(self, bdir: Path, arch: str, commit: str, objs: List[str],
 			 log: Path) -> set:
@@ -532,10 +605,21 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _checks(ch: Checker, opts: SeriesOptions) -> int:
-	checks = opts.checks
 	print(f'Series checks: {len(ch.patches)} patches on {ch.main.name}'
 	      + (f' (per-patch checks from patch {opts.from_patch})' if opts.from_patch > 1 else ''),
 	      flush=True)
+	try:
+		_run_checks(ch, opts)
+	except BaseException:
+		ch.stop_boots()
+		raise
+	failed = [c for c in ch.results if not c.ok]
+	print(f'{len(ch.results) - len(failed)} passed, {len(failed)} failed')
+	return 1 if failed else 0
+
+
+def _run_checks(ch: Checker, opts: SeriesOptions) -> None:
+	checks = opts.checks
 	applied = ch.check_apply()
 	if applied:
 		if 'checkpatch' in checks:
@@ -558,6 +642,5 @@ def _checks(ch: Checker, opts: SeriesOptions) -> int:
 			ch.check_modules()
 	if 'mail' in checks:
 		mail.check(ch)
-	failed = [c for c in ch.results if not c.ok]
-	print(f'{len(ch.results) - len(failed)} passed, {len(failed)} failed')
-	return 1 if failed else 0
+	# The head's boot ran beside go7007, modules and mail.
+	ch.finish_boots()

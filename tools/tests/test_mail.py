@@ -384,6 +384,8 @@ def test_check_series_runs_the_mail_check(monkeypatch, capsys):
 		def __init__(self, cache, args, opts=None):
 			self.args, self.results, self.patches = args, [], []
 			self.main = Path('/nonexistent')
+			self.cache, self.opts, self.boots = cache, opts, []
+			self._pool = self._booting = None
 
 		def check_apply(self):
 			return False

@@ -14,14 +14,20 @@ def _args(tmp_path: Path, **kw) -> argparse.Namespace:
 	return argparse.Namespace(**d)
 
 
-def _fake(monkeypatch, outputs):
-	"""selftest._run replaced: records each command's verb, answers from outputs."""
+def _fake(monkeypatch, outputs, head_boot=None):
+	"""selftest._run replaced: records each command's verb, answers from
+	outputs; check-series writes head_boot (a boots.json record) if given."""
 	seen = []
 
 	def run(cmd, log):
 		verb = 'pytest' if '-m' in cmd else cmd[2]
 		seen.append(verb)
 		rc, out = outputs[verb]
+		if verb == 'check-series' and head_boot is not None:
+			f = Path(cmd[cmd.index('--cache-dir') + 1]) / 'series' / 'boots.json'
+			f.parent.mkdir(parents=True, exist_ok=True)
+			f.write_text(json.dumps([{'patch': '0001-x.patch', 'passed': 9, 'failed': 0,
+						  'crashed': 0}, head_boot]))
 		if verb == 'run':
 			rdir = Path(cmd[cmd.index('--results-dir') + 1])
 			rdir.mkdir(parents=True)
@@ -67,3 +73,41 @@ def test_counts_from_reads_pytest_and_our_closing_lines():
 	assert selftest.counts_from('x\n470 passed, 2 failed, 3 errors in 9s\n') == (470, 5)
 	assert selftest.counts_from('x\n12 passed, 0 failed\n') == (12, 0)
 	assert selftest.counts_from('no summary at all\n') == (0, 0)
+
+
+def _head(**kw):
+	from bklkunit import paths, tree
+	rec = {'patch': tree.read_series(paths.PATCH_DIR)[-1].name, 'passed': 300, 'failed': 2,
+	       'crashed': 1}
+	rec.update(kw)
+	return rec
+
+
+def test_the_series_heads_boot_counts_as_x86_64s_cases(tmp_path, monkeypatch, capsys):
+	"""x86_64's cases are those check-series' boot of the head ran: their
+	own line, failures (and crashes) counted."""
+	seen = _fake(monkeypatch, {'prepare': (0, ''), 'pytest': (0, '7 passed in 1.0s\n'),
+				   'check-series': (1, '3 passed, 1 failed\n'), 'run': (0, '')},
+		     head_boot=_head())
+	assert selftest.main(_args(tmp_path, arch='arm')) == 1
+	out = capsys.readouterr().out.splitlines()
+	assert [l.split()[:4] for l in out if 'head)' in l] == [['KUnit', 'cases', '(x86_64,', 'head)']]
+	assert out[-1] == f'{7 + 3 + 300 + 5} passed, {1 + 3} failed'
+	assert seen == ['prepare', 'pytest', 'check-series', 'run']
+
+
+def test_no_head_line_without_this_runs_boot_of_the_head(tmp_path, monkeypatch, capsys):
+	"""A record of another patch (the head did not boot), or a boots.json
+	older than this check-series (an earlier run's), counts nothing."""
+	_fake(monkeypatch, {'prepare': (0, ''), 'check-series': (1, '3 passed, 1 failed\n')},
+	      head_boot=_head(patch='0002-not-the-head.patch'))
+	selftest.main(_args(tmp_path, skip='pytest,kunit'))
+	assert not [l for l in capsys.readouterr().out.splitlines() if 'head)' in l]
+	import os
+	f = tmp_path / 'boots.json'
+	f.write_text(json.dumps([_head()]))
+	os.utime(f, (1, 1))
+	assert selftest.head_boot_counts(f, _head()['patch'], since=100.0) is None
+	assert selftest.head_boot_counts(f, _head()['patch'], since=0.0) == (300, 3)
+	f.write_text('{damaged')
+	assert selftest.head_boot_counts(f, _head()['patch'], since=0.0) is None

@@ -142,3 +142,51 @@ def test_records_and_summary(tmp_path):
 	assert seriesboot.summary(recs) == ('boots: 2 patch(es), 60 cases passed, 0 failed, '
 					    '4 skipped; 1 with no suite yet; 44 s of kunit.py exec')
 	assert seriesboot.summary([]) is None
+
+
+def _qemu_config(tree, arch, text):
+	d = tree / 'tools' / 'testing' / 'kunit' / 'qemu_configs'
+	d.mkdir(parents=True, exist_ok=True)
+	(d / f'{arch}.py').write_text(text)
+
+
+def test_stage_copies_what_kunit_exec_boots(tmp_path):
+	"""The image the tree's qemu_configs/<arch>.py names, .config and
+	.kunitconfig; an older staged directory is emptied first."""
+	tree = tmp_path / 'linux'
+	_qemu_config(tree, 'x86_64', "QEMU_ARCH = QemuArchParams(linux_arch='x86_64',\n"
+			   "\t\t\t   kernel_path='arch/x86/boot/bzImage',\n)\n")
+	bdir = tmp_path / 'build'
+	(bdir / 'arch/x86/boot').mkdir(parents=True)
+	(bdir / 'arch/x86/boot/bzImage').write_bytes(b'kernel')
+	(bdir / '.config').write_text('CONFIG_SMP=y\n')
+	(bdir / '.kunitconfig').write_text('CONFIG_KUNIT=y\n')
+	(bdir / 'vmlinux').write_bytes(b'not copied')
+	dest = tmp_path / 'boots' / 'p' / 'kernel'
+	dest.mkdir(parents=True)
+	(dest / 'test.log').write_text('an older boot')
+	assert seriesboot.stage(tree, bdir, dest) == dest
+	assert sorted(str(p.relative_to(dest)) for p in dest.rglob('*') if p.is_file()) == [
+		'.config', '.kunitconfig', 'arch/x86/boot/bzImage']
+	assert (dest / 'arch/x86/boot/bzImage').read_bytes() == b'kernel'
+
+
+def test_stage_errors_are_one_line(tmp_path):
+	from bklkunit.errors import UserError
+	tree = tmp_path / 'linux'
+	with pytest.raises(UserError, match='cannot read the QEMU configuration of x86_64'):
+		seriesboot.stage(tree, tmp_path, tmp_path / 'd')
+	_qemu_config(tree, 'x86_64', 'QEMU_ARCH = None\n')
+	with pytest.raises(UserError, match='no kernel_path=... for x86_64'):
+		seriesboot.stage(tree, tmp_path, tmp_path / 'd')
+	_qemu_config(tree, 'x86_64', "kernel_path = 'arch/x86/boot/bzImage'\n")
+	with pytest.raises(UserError, match='the build left no arch/x86/boot/bzImage to boot'):
+		seriesboot.stage(tree, tmp_path / 'build', tmp_path / 'd')
+
+
+def test_kernel_image_of_each_arch_in_the_prepared_tree(kernel_tree):
+	"""The tree's own qemu_configs name each arch's image."""
+	assert seriesboot.kernel_image(kernel_tree, 'x86_64') == 'arch/x86/boot/bzImage'
+	assert seriesboot.kernel_image(kernel_tree, 'i386') == 'arch/x86/boot/bzImage'
+	assert seriesboot.kernel_image(kernel_tree, 'arm') == 'arch/arm/boot/zImage'
+	assert seriesboot.kernel_image(kernel_tree, 'arm64') == 'arch/arm64/boot/Image.gz'

@@ -124,6 +124,7 @@ def _checker(tmp_path, monkeypatch, opts, built=lambda arch, p: True):
 	c.commits = ['c1', 'c2', 'c3']
 	c.pristine, c.wt, c.logdir = 'p0', tmp_path / 'wt', tmp_path / 'logs'
 	c.build_root, c.results, c.boots = tmp_path / 'build', [], []
+	c._pool, c._booting = None, None
 	c.calls = []
 	monkeypatch.setattr(tree, 'git', lambda *a, **k: c.calls.append(('git',) + a[1:]))
 	monkeypatch.setattr(c, '_full_config', lambda arch: tmp_path / f'{arch}.full', raising=False)
@@ -140,6 +141,7 @@ def test_the_per_patch_builds_of_each_arch_and_the_boots_after_x86_64(tmp_path, 
 			     from_patch=2)
 	c = _checker(tmp_path, monkeypatch, opts, built=lambda arch, p: p.name[:4] != '0003')
 	c.check_build()
+	c.finish_boots()
 	steps = [s for s in c.calls if s[0] != 'git' or s[1] == 'checkout']
 	assert [s for s in steps if s[0] != 'git'] == [
 		('build', 'x86_64', '0002'), ('boot', '0002'), ('build', 'arm', '0002'),
@@ -153,9 +155,90 @@ def test_no_boot_builds_only(tmp_path, monkeypatch):
 	from bklkunit.seriesplan import SeriesOptions
 	c = _checker(tmp_path, monkeypatch, SeriesOptions(checks=('apply', 'build')))
 	c.check_build()
+	c.finish_boots()
 	assert [s for s in c.calls if s[0] == 'boot'] == []
 	assert [s[2] for s in c.calls if s[0] == 'build'] == ['0001', '0002', '0003']
 	assert not (tmp_path / 'series' / 'boots.json').exists()
+
+
+def _overlapping(tmp_path, monkeypatch, fail_boot=None):
+	"""A Checker whose real _boot_patch starts fake boots: each boot waits
+	until the build after it has started (or the checks end), so a boot
+	that did not run beside the next build would hang the test (the
+	futures' wait is bounded: it fails instead)."""
+	import threading
+	from bklkunit import progress, seriesboot, seriesplan, tree
+	from bklkunit.seriesplan import BootPlan, SeriesOptions
+	c = _checker(tmp_path, monkeypatch, SeriesOptions(checks=('apply', 'build', 'boot')))
+	del c._boot_patch     # the real one
+	c.patches = [tmp_path / p.name for p in c.patches]
+	for p in c.patches:
+		p.write_text('')
+	started = {n: threading.Event() for n in ('0001', '0002', '0003', 'end')}
+	log, lock = [], threading.Lock()
+
+	def build(arch, p, commit, full):
+		with lock:
+			log.append(('build', p.name[:4]))
+		started[p.name[:4]].set()
+		return True
+	monkeypatch.setattr(c, '_build_patch', build)
+	monkeypatch.setattr(seriesplan, 'boot_plan', lambda name, text, scope, head, slow:
+			    BootPlan(name, ('why',), ('ufs',), 'ufs_*', skip_slow=not head))
+	monkeypatch.setattr(seriesplan, 'test_symbols', lambda diff: {})
+	monkeypatch.setattr(tree, 'git', lambda *a, **k: type('R', (), {'stdout': ''})())
+
+	def stage(ktree, bdir, dest):
+		dest.mkdir(parents=True, exist_ok=True)
+		return dest
+	monkeypatch.setattr(seriesboot, 'stage', stage)
+
+	def boot(ktree, kernel, out, cache, plan, symbols, timeout, ccache, verbose):
+		n = plan.patch[:4]
+		nxt = {'0001': '0002', '0002': '0003', '0003': 'end'}[n]
+		with lock:
+			log.append(('boot starts', n))
+		assert started[nxt].wait(30), f'boot {n} was not running when {nxt} started'
+		with lock:
+			log.append(('boot ends', n))
+		if n == fail_boot:
+			raise RuntimeError(f'boot {n} broke')
+		return seriesboot.BootRecord(plan.patch, seriesboot.BootStatus.PASS, plan.suites,
+					     passed=3, seconds=1.0)
+	monkeypatch.setattr(seriesboot, 'boot_patch', boot)
+	monkeypatch.setattr(progress, 'LINES_ONLY', False)
+	return c, started, log
+
+
+def test_each_boot_runs_beside_the_next_build_one_at_a_time(tmp_path, monkeypatch):
+	"""Patch n's boot runs while patch n+1 builds; the head's beside what
+	follows the builds (finish_boots comes last); checks added in patch
+	order, one guest at a time, boots.json written at the end."""
+	c, started, log = _overlapping(tmp_path, monkeypatch)
+	c.check_build()
+	started['end'].set()
+	c.finish_boots()
+	assert log.index(('build', '0002')) < log.index(('boot ends', '0001'))
+	assert log.index(('build', '0003')) < log.index(('boot ends', '0002'))
+	for a, b in (('0001', '0002'), ('0002', '0003')):
+		assert log.index(('boot ends', a)) < log.index(('boot starts', b))
+	assert [r.name for r in c.results] == [f'boot {n}-x.patch' for n in ('0001', '0002', '0003')]
+	assert all(r.ok for r in c.results) and c._pool is None and c._booting is None
+	import json
+	assert [r['patch'] for r in json.loads((tmp_path / 'series' / 'boots.json').read_text())] \
+		== [p.name for p in c.patches]
+
+
+def test_a_boot_that_raises_stops_the_checks(tmp_path, monkeypatch):
+	"""An exception in the boot thread reaches the main thread at the next
+	boot (never a silent pass); stop_boots leaves nothing running."""
+	import pytest
+	c, started, log = _overlapping(tmp_path, monkeypatch, fail_boot='0001')
+	with pytest.raises(RuntimeError, match='boot 0001 broke'):
+		c.check_build()
+	c.stop_boots()
+	assert c._booting is None and c._pool is None
+	assert [r for r in c.results if r.name.startswith('boot 0001')] == []
 
 
 def test_the_series_check_builds_share_one_ccache_across_arches(tmp_path):
