@@ -167,6 +167,7 @@ class Checker:
 		self._pool: Optional[ThreadPoolExecutor] = None
 		self._booting: Optional[Tuple[Path, seriesplan.BootPlan, Path,
 					      'Future[seriesboot.BootRecord]']] = None
+		self._kunit_tool_patched: Optional[bool] = None     # _serial_boot
 
 	def add(self, name: str, ok: bool, detail: str = '', seconds: float = 0.0,
 		note: str = '') -> Check:
@@ -392,7 +393,7 @@ class Checker:
 	def _serial_boot(self) -> bool:
 		"""Whether boots must end before the worktree moves on: the series
 		changes the kunit_tool the boot runs from the worktree."""
-		if not hasattr(self, '_kunit_tool_patched'):
+		if self._kunit_tool_patched is None:
 			changed = tree.git(self.wt, 'diff', '--name-only', self.pristine,
 					   self.commits[-1] if self.commits else self.pristine, '--',
 					   'tools/testing/kunit').stdout

@@ -385,7 +385,7 @@ def test_check_series_runs_the_mail_check(monkeypatch, capsys):
 			self.args, self.results, self.patches = args, [], []
 			self.main = Path('/nonexistent')
 			self.cache, self.opts, self.boots = cache, opts, []
-			self._pool = self._booting = None
+			self._pool = self._booting = self._kunit_tool_patched = None
 
 		def check_apply(self):
 			return False

@@ -124,7 +124,7 @@ def _checker(tmp_path, monkeypatch, opts, built=lambda arch, p: True):
 	c.commits = ['c1', 'c2', 'c3']
 	c.pristine, c.wt, c.logdir = 'p0', tmp_path / 'wt', tmp_path / 'logs'
 	c.build_root, c.results, c.boots = tmp_path / 'build', [], []
-	c._pool, c._booting = None, None
+	c._pool, c._booting, c._kunit_tool_patched = None, None, None
 	c.calls = []
 	monkeypatch.setattr(tree, 'git', lambda *a, **k: c.calls.append(('git',) + a[1:]))
 	monkeypatch.setattr(c, '_full_config', lambda arch: tmp_path / f'{arch}.full', raising=False)
@@ -186,6 +186,7 @@ def _overlapping(tmp_path, monkeypatch, fail_boot=None):
 	monkeypatch.setattr(seriesplan, 'boot_plan', lambda name, text, scope, head, slow:
 			    BootPlan(name, ('why',), ('ufs',), 'ufs_*', skip_slow=not head))
 	monkeypatch.setattr(seriesplan, 'test_symbols', lambda diff: {})
+	# git diff of tools/testing/kunit: the series does not change it.
 	monkeypatch.setattr(tree, 'git', lambda *a, **k: type('R', (), {'stdout': ''})())
 
 	def stage(ktree, bdir, dest):
@@ -239,6 +240,40 @@ def test_a_boot_that_raises_stops_the_checks(tmp_path, monkeypatch):
 	c.stop_boots()
 	assert c._booting is None and c._pool is None
 	assert [r for r in c.results if r.name.startswith('boot 0001')] == []
+
+
+def test_a_series_that_changes_kunit_tool_boots_one_patch_at_a_time(tmp_path, monkeypatch):
+	"""The boot runs the worktree's tools/testing/kunit: if a patch changes
+	it, each boot ends before the worktree moves to the next patch."""
+	from bklkunit import seriesboot, seriesplan, tree
+	from bklkunit.seriesplan import BootPlan, SeriesOptions
+	c = _checker(tmp_path, monkeypatch, SeriesOptions(checks=('apply', 'build', 'boot')))
+	del c._boot_patch
+	c.patches = [tmp_path / p.name for p in c.patches]
+	for p in c.patches:
+		p.write_text('')
+	order = []
+	# Each build notes whether a boot was still pending when it started.
+	monkeypatch.setattr(c, '_build_patch', lambda arch, p, commit, full:
+			    order.append(('build', p.name[:4], c._booting is None)) or True)
+	monkeypatch.setattr(seriesplan, 'boot_plan', lambda name, text, scope, head, slow:
+			    BootPlan(name, ('why',), ('ufs',), 'ufs_*', skip_slow=True))
+	monkeypatch.setattr(seriesplan, 'test_symbols', lambda diff: {})
+	monkeypatch.setattr(tree, 'git', lambda wt, *a, **k: type('R', (), {
+		'stdout': 'tools/testing/kunit/kunit_parser.py\n' if 'tools/testing/kunit' in a
+		else ''})())
+	monkeypatch.setattr(seriesboot, 'stage', lambda ktree, bdir, dest: dest)
+
+	def boot(ktree, kernel, out, cache, plan, *rest):
+		order.append(('boot', plan.patch[:4]))
+		return seriesboot.BootRecord(plan.patch, seriesboot.BootStatus.PASS, plan.suites)
+	monkeypatch.setattr(seriesboot, 'boot_patch', boot)
+	c.check_build()
+	c.finish_boots()
+	assert order == [('build', '0001', True), ('boot', '0001'), ('build', '0002', True),
+			 ('boot', '0002'), ('build', '0003', True), ('boot', '0003')]
+	assert c._kunit_tool_patched is True and [r.name[:9] for r in c.results] == [
+		'boot 0001', 'boot 0002', 'boot 0003']
 
 
 def test_the_series_check_builds_share_one_ccache_across_arches(tmp_path):
