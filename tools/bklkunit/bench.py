@@ -133,7 +133,7 @@ def plain_command(lay: Layout, arch: str, args: argparse.Namespace,
 	# --same-guest: our guest, printk timestamps included; otherwise the
 	# kernel command line kunit.py gives it (the profile's own arguments only).
 	cmd += profiles.exec_options(args.profile, qemu_args or [],
-				     plan.GUEST_KERNEL_ARGS if args.same_guest else ())
+				     plan.guest_kernel_args(arch) if args.same_guest else ())
 	return cmd
 
 

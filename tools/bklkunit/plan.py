@@ -44,6 +44,19 @@ DEFAULT_SMP = 2
 # bench's plain side, unless --same-guest: that is kunit.py as a developer
 # types it.
 GUEST_KERNEL_ARGS: Tuple[str, ...] = ('printk.time=1',)
+# And on the PC guests (x86_64, i386): no PS/2 keyboard or mouse port.  Their
+# devices are probed asynchronously (serio's workqueue) while the suites
+# print, and the 6.12 kunit_parser misreads a suite whose nested "KTAP
+# version 1" and "# Subtest:" lines have "input: ImExPS/2 Generic Explorer
+# Mouse ..." between them: the cases before it are given to a nameless
+# subtest and the suite is reported crashed (seen 2026-12-05 in the boot of
+# 0038 in check-series, ufs_image, a complete and passing console).
+PC_GUEST_KERNEL_ARGS: Tuple[str, ...] = ('i8042.nokbd', 'i8042.noaux')
+
+
+def guest_kernel_args(arch: str) -> Tuple[str, ...]:
+	"""GUEST_KERNEL_ARGS, and PC_GUEST_KERNEL_ARGS on x86_64 and i386."""
+	return GUEST_KERNEL_ARGS + (PC_GUEST_KERNEL_ARGS if arch in ('x86_64', 'i386') else ())
 
 
 def profile_named(name: str) -> profiles.Profile:
@@ -157,9 +170,9 @@ class RunOptions:
 
 	def exec_options(self, arch: str) -> List[str]:
 		"""kunit.py exec's --qemu_args and --kernel_args: the profile's, the
-		vCPUs, the user's; then GUEST_KERNEL_ARGS."""
+		vCPUs, the user's; then guest_kernel_args(arch)."""
 		return profiles.exec_options(self.profile.name, self.qemu_extra(arch),
-					     GUEST_KERNEL_ARGS)
+					     guest_kernel_args(arch))
 
 
 def qemu_extra(arch: str, profile: profiles.Profile, qemu_args: Sequence[str] = (),

@@ -114,9 +114,11 @@ def test_default_profile_is_what_it_was(main_env):
 	assert f'--build_dir={bdir}' in b['argv']
 	assert len([a for a in b['argv'] if a.startswith('--kunitconfig=')]) == 3
 	[e] = f.calls('exec')
-	# No kernel argument of the profile's; printk timestamps on every boot.
+	# No kernel argument of the profile's; printk timestamps on every boot,
+	# and no PS/2 ports on a PC guest (plan.PC_GUEST_KERNEL_ARGS).
 	assert [a for a in e['argv'] if a.startswith('--kernel_args')] == [
-		'--kernel_args=printk.time=1']
+		'--kernel_args=printk.time=1', '--kernel_args=i8042.nokbd',
+		'--kernel_args=i8042.noaux']
 	# The profile adds no QEMU arguments; the run's default two vCPUs are there.
 	assert [a for a in e['argv'] if a.startswith('--qemu_args')] == ['--qemu_args=-smp 2']
 	s = summary(f)
@@ -136,7 +138,7 @@ def test_kasan_profile_skips_i386(with_profiles, capsys):
 	[e] = f.calls('exec', 'x86_64')
 	assert [a for a in e['argv'] if a.startswith('--kernel_args')] == [
 		'--kernel_args=kasan_multi_shot', '--kernel_args=rcupdate.rcu_cpu_stall_timeout=300',
-		'--kernel_args=printk.time=1']
+		'--kernel_args=printk.time=1', '--kernel_args=i8042.nokbd', '--kernel_args=i8042.noaux']
 	s = summary(f)
 	assert s['profile'] == 'kasan'
 	x86, i386 = s['arches']

@@ -52,7 +52,8 @@ def test_every_profile_and_arch_boots_with_printk_times(profile):
 		# After the profile's own kernel arguments, which stay as they were.
 		kargs = [a for a in got if a.startswith('--kernel_args=')]
 		assert kargs == [f'--kernel_args={k}' for k in profiles.PROFILES[profile].kernel_args] \
-			+ [PRINTK_TIME]
+			+ [f'--kernel_args={k}' for k in plan.guest_kernel_args(arch)]
+		assert kargs[len(profiles.PROFILES[profile].kernel_args)] == PRINTK_TIME
 
 
 def test_every_boot_of_a_run_has_printk_times(rf):
