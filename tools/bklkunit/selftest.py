@@ -64,16 +64,13 @@ def counts_from(output: str) -> Tuple[int, int]:
 	return 0, 0
 
 
-def head_boot_counts(records: Path, head: str, since: float) -> Optional[Tuple[int, int]]:
-	"""(passed, failed) of the series head's boot in check-series' boots.json,
-	when this run of check-series wrote it (not older than since) and
-	booted the head; None otherwise (then the series step has failed, or
-	left the boots out)."""
+def head_boot_counts(records: Path, head: str) -> Optional[Tuple[int, int]]:
+	"""(passed, failed) of the series head's boot in check-series' boots.json
+	(main removes it before check-series runs, so it is this run's), when
+	the last record is the head's; None otherwise (then the series step
+	has failed, or left the boots out)."""
 	try:
-		if records.stat().st_mtime < since:
-			return None
-		recs = json.loads(records.read_text())
-		last = recs[-1]
+		last = json.loads(records.read_text())[-1]
 		if last['patch'] != head:
 			return None
 		return int(last['passed']), int(last['failed']) + int(last['crashed'])
@@ -111,14 +108,14 @@ def main(args: argparse.Namespace) -> int:
 		steps.append(('pytest', p, f))
 
 	if 'series' not in skip:
-		t0 = time.time()
+		records = cache / 'series' / 'boots.json'
+		records.unlink(missing_ok=True)      # an earlier run's
 		rc, out = _run(KUNIT + ['check-series'] + common, logdir / 'series.log')
 		p, f = counts_from(out)
 		if rc != 0 and f == 0:
 			f = 1
 		steps.append(('series checks', p, f))
-		head = head_boot_counts(cache / 'series' / 'boots.json',
-					tree.read_series(paths.PATCH_DIR)[-1].name, t0)
+		head = head_boot_counts(records, tree.read_series(paths.PATCH_DIR)[-1].name)
 		if head is not None:
 			steps.append((f'KUnit cases ({BOOT_ARCH}, head)', head[0], head[1]))
 

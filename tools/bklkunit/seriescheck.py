@@ -34,7 +34,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import List, NamedTuple, Optional, Tuple
 
 from . import commitmsg, deps, mail, paths, progress, seriesboot, seriesmodules, seriesplan, tree
 from .errors import UserError
@@ -143,6 +143,14 @@ def is_comment_hit(grep_line: str) -> bool:
 	return not BKL_CALL_RE.search(code)
 
 
+class Booting(NamedTuple):
+	"""A boot running beside the builds (Checker._boot_patch)."""
+	patch: Path
+	plan: seriesplan.BootPlan
+	kernel: Path                                # its staged kernel
+	future: 'Future[seriesboot.BootRecord]'
+
+
 class Checker:
 	def __init__(self, cache: Path, args: argparse.Namespace,
 		     opts: Optional[SeriesOptions] = None):
@@ -162,11 +170,9 @@ class Checker:
 		self.logdir = cache / 'series' / 'logs'
 		self.commits: List[str] = []
 		self.boots: List[seriesboot.BootRecord] = []
-		# The boot running beside the builds (at most one): its patch, plan,
-		# staged kernel and future (_boot_patch, finish_boot).
+		# The boot running beside the builds, at most one (_boot_patch).
 		self._pool: Optional[ThreadPoolExecutor] = None
-		self._booting: Optional[Tuple[Path, seriesplan.BootPlan, Path,
-					      'Future[seriesboot.BootRecord]']] = None
+		self._booting: Optional[Booting] = None
 		self._kunit_tool_patched: Optional[bool] = None     # _serial_boot
 
 	def add(self, name: str, ok: bool, detail: str = '', seconds: float = 0.0,
@@ -386,7 +392,7 @@ class Checker:
 		fut = self._pool.submit(seriesboot.boot_patch, self.wt, kernel, out, self.cache, plan,
 					symbols, self.opts.boot_timeout, not self.args.no_ccache,
 					self.args.verbose)
-		self._booting = (p, plan, kernel, fut)
+		self._booting = Booting(p, plan, kernel, fut)
 		if self._serial_boot():
 			self.finish_boot()
 
@@ -425,7 +431,7 @@ class Checker:
 			if self._pool is not None:
 				self._pool.shutdown(wait=True)
 				self._pool = None
-		if self.opts.wants('boot') and 'build' in self.opts.checks:
+		if self.opts.wants('boot'):
 			seriesboot.write_records(self.cache / 'series' / 'boots.json', self.boots)
 			line = seriesboot.summary(self.boots)
 			if line:
@@ -439,7 +445,7 @@ class Checker:
 		if booting is not None:
 			progress.stop_all()
 			try:
-				wait([booting[3]])
+				wait([booting.future])
 			finally:
 				progress.stop_all_done()
 		if self._pool is not None:
