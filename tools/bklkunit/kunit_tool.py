@@ -446,6 +446,47 @@ def _trouble(kp: ModuleType, stuck: ParserStuck, popped: List[Tuple[int, str]],
 	return PLAN, (-max(plans)[1] if plans else given - 1)
 
 
+# A nested document's first line ("    KTAP version 1"), and what must come
+# right after it: its "# Subtest:" line or its plan.
+_NESTED_START = re.compile(r'^(\s+)KTAP version \d+\s*$')
+# How many lines of other output may sit inside a header before it is
+# taken as a console that went wrong rather than one line that came in
+# between (a device probe, a clocksource switch: one line each).
+INTERLEAVED_MAX = 4
+
+
+def untangle_headers(kp: ModuleType, pairs: Sequence[Tuple[int, str]]) -> List[Tuple[int, str]]:
+	"""The console's KTAP lines (extract_tap_lines' pairs) with any line of
+	other kernel output that landed between a nested document's
+	"KTAP version" line and its "# Subtest:" line or plan moved to just
+	before the "KTAP version" line.  kunit_parser reads the header's lines
+	only back to back: an asynchronous printk there (an input device's
+	probe, printed while the suites run) made it give the suite's first
+	cases to a nameless test and call the suite crashed.  Such a line has
+	less indentation than the header and is no KTAP line; at most
+	INTERLEAVED_MAX of them move, keeping their console line numbers, so
+	nothing is dropped and the line numbers still say where each was
+	printed.  Everything else stays in order."""
+	out = list(pairs)
+	i = 0
+	while i < len(out):
+		m = _NESTED_START.match(out[i][1])
+		if not m:
+			i += 1
+			continue
+		indent = m.group(1)
+		j = i + 1
+		while (j < len(out) and j - i - 1 < INTERLEAVED_MAX
+		       and not out[j][1].startswith(indent) and not _structural(kp, out[j][1])):
+			j += 1
+		follows = out[j][1][len(indent):] if j < len(out) and out[j][1].startswith(indent) else ''
+		if j > i + 1 and (follows.startswith('# Subtest:') or kp.TEST_PLAN.match(follows)):
+			out[i:j] = out[i + 1:j] + [out[i]]
+			i = j
+		i += 1
+	return out
+
+
 def documents(kernel_tree: Path, lines: Sequence[str]) -> Documents:
 	"""Every top-level KTAP document of a console (lines with or without
 	their newline), each parsed by kunit_parser.parse_test as
@@ -466,6 +507,7 @@ def documents(kernel_tree: Path, lines: Sequence[str]) -> Documents:
 	while extracted:
 		n = extracted.line_number()
 		pairs.append((n, extracted.pop()))
+	pairs = untangle_headers(kp, pairs)
 	# Read pairs[:limit], with an empty line after them when pad.  Each
 	# reading after the first pads or reads fewer lines: the readings end.
 	limit, pad = len(pairs), False

@@ -109,3 +109,48 @@ def test_the_marks_of_a_recorded_console(parser_tree):
 	assert start[(0, 0, 1)] == 26 and result[(0, 0, 1)][0] == 28
 	assert start[(0, 1, 0)] == 40                         # the plan of autofs_end_state
 	assert start[(0, 1)] == 43 and (0,) not in result    # a document has no result line
+
+
+MOUSE = '[    1.620897] input: ImExPS/2 Generic Explorer Mouse as /devices/platform/i8042/serio1/input/input3'
+
+
+def _summary(suites):
+	return [(s.name, [(c.name, c.status) for c in s.cases]) for s in suites]
+
+
+def test_a_line_printed_inside_a_suite_header_is_moved_before_it(parser_tree, monkeypatch):
+	"""An asynchronous printk between a nested "KTAP version" line and its
+	"# Subtest:" line (as the PS/2 mouse's probe printed in an x86 boot)
+	made the 6.12 parser call the suite crashed; read with the line moved
+	in front of the header, the console gives what it gives without it."""
+	lines = (DATA / 'real_x86_64_time.log').read_text().splitlines()
+	at = lines.index('[    1.620893]     KTAP version 1')
+	noisy = lines[:at + 1] + [MOUSE] + lines[at + 1:]
+	clean = _summary(parse_console(parser_tree, lines))
+	assert _summary(parse_console(parser_tree, noisy)) == clean
+	d = kunit_tool.documents(parser_tree, noisy)
+	# Not dropped: the line went to the parser, with its own line number.
+	assert (at + 2, MOUSE[len('[    1.620897] '):]) in d.popped
+	# Without the move, the parser misreads it: the test can fail.
+	monkeypatch.setattr(kunit_tool, 'untangle_headers', lambda kp, pairs: list(pairs))
+	assert _summary(parse_console(parser_tree, noisy)) != clean
+
+
+def test_untangle_moves_only_a_few_non_ktap_lines_inside_a_header(parser_tree):
+	kp = kunit_tool.parser_module(parser_tree)
+	pairs = list(enumerate(['KTAP version 1', '1..1', '    KTAP version 1', 'noise',
+				'    # Subtest: s', '    1..1', '    ok 1 c', 'ok 1 s'], 1))
+	out = kunit_tool.untangle_headers(kp, pairs)
+	assert [t for _, t in out][1:5] == ['1..1', 'noise', '    KTAP version 1', '    # Subtest: s']
+	assert sorted(out) == pairs
+	# Already in order, or a top-level header, or too much in between: as given.
+	assert kunit_tool.untangle_headers(kp, [p for p in pairs if p[1] != 'noise']) == \
+		[p for p in pairs if p[1] != 'noise']
+	top = [(1, 'KTAP version 1'), (2, 'noise'), (3, '1..1')]
+	assert kunit_tool.untangle_headers(kp, top) == top
+	many = pairs[:3] + [(10 + k, f'noise {k}') for k in range(kunit_tool.INTERLEAVED_MAX + 1)] \
+		+ pairs[4:]
+	assert kunit_tool.untangle_headers(kp, many) == many
+	# A line that is KTAP (a result) is never moved.
+	res = pairs[:3] + [(4, 'ok 2 x')] + pairs[4:]
+	assert kunit_tool.untangle_headers(kp, res) == res

@@ -65,12 +65,15 @@ def _lines(name: str) -> List[str]:
 
 
 def _pairs(kp, lines: List[str]) -> List[Tuple[int, str]]:
+	"""The lines kunit_tool.documents gives the parser: extract_tap_lines'
+	pairs, with other output inside a nested header moved in front of it
+	(kunit_tool.untangle_headers; the guard tested here comes after that)."""
 	ex = kp.extract_tap_lines(lines)
 	out = []
 	while ex:
 		n = ex.line_number()
 		out.append((n, ex.pop()))
-	return out
+	return kunit_tool.untangle_headers(kp, out)
 
 
 # ------------------------------------------------------- where 6.12 loops
