@@ -64,15 +64,21 @@ class SetInfo:
 
 SETS: Dict[str, SetInfo] = {
 	'kunit': SetInfo(
-		'PATCH', 'kunit: helpers for fault-injection tests', '',
-		'This adds include/kunit/fault.h and lib/kunit/fault.c: helpers that '
-		'let a KUnit test fail each allocation of an operation in turn, scoped '
-		'to the test\'s own task through current->fail_nth, and check with '
-		'kmemleak that no failure path leaks.  It has no suite of its own; the '
-		'fault-injection suites of the ufs, appletalk and autofs sets sent '
-		'with it use it.  The ufs one found leaks on the error paths of a mount, '
-		'which the ufs set fixes, and an oops at unmount that mainline has '
-		'fixed since 6.12.'),
+		'PATCH', 'kunit: helpers for fault injection, lockdep checks and test kthreads',
+		'lib/kunit',
+		'This adds three helpers that the KUnit suites of the ufs, appletalk '
+		'and autofs sets sent with it share.  include/kunit/fault.h and '
+		'lib/kunit/fault.c let a test fail each allocation of an operation in '
+		'turn, scoped to the test\'s own task through current->fail_nth, and '
+		'check with kmemleak that no failure path leaks; the ufs suite found '
+		'leaks on the error paths of a mount, which the ufs set fixes, and an '
+		'oops at unmount that mainline has fixed since 6.12.  '
+		'include/kunit/watch.h fails a case for a lockdep report or a WARN '
+		'made while it ran, its cleanup included.  include/kunit/thread.h runs '
+		'the part of a test that may deadlock in a kthread joined with a '
+		'timeout, and leaves a stuck thread behind with what it uses instead '
+		'of freeing that under it.  The last two come with suites of their '
+		'own (kunit_watch, kunit_thread).'),
 	'ufs': SetInfo(
 		'PATCH', 'ufs: KUnit suites, and the fixes they found', 'fs/ufs',
 		'This adds KUnit suites for fs/ufs that mount UFS1 and UFS2 images '
@@ -350,13 +356,34 @@ def added_headers(patches: Sequence[Path]) -> List[str]:
 	return out
 
 
+def and_list(items: Sequence[str]) -> str:
+	"""'a', 'a and b', 'a, b and c'."""
+	if len(items) <= 1:
+		return ''.join(items)
+	return ', '.join(items[:-1]) + ' and ' + items[-1]
+
+
+def _include_pattern(headers: Sequence[str]) -> 're.Pattern[str]':
+	return re.compile(r'^\+\s*#\s*include\s*<(' + '|'.join(re.escape(h) for h in headers)
+			  + r')>', re.M)
+
+
 def users_of(patches: Sequence[Path], headers: Sequence[str]) -> List[Path]:
 	"""The patches that add an #include of one of the headers."""
 	if not headers:
 		return []
-	pat = re.compile(r'^\+\s*#\s*include\s*<(' + '|'.join(re.escape(h) for h in headers)
-			 + r')>', re.M)
+	pat = _include_pattern(headers)
 	return [p for p in patches if pat.search(p.read_text(errors='replace'))]
+
+
+def included(patches: Sequence[Path], headers: Sequence[str]) -> List[str]:
+	"""Which of the headers these patches add an #include of, in the
+	headers' order."""
+	if not headers:
+		return []
+	pat = _include_pattern(headers)
+	found = {m.group(1) for p in patches for m in pat.finditer(p.read_text(errors='replace'))}
+	return [h for h in headers if h in found]
 
 
 def fault_options(set_patches: Sequence[Path], config: Path = FAULTS_CONFIG) -> List[str]:
@@ -389,6 +416,7 @@ class MailSet:
 	info: SetInfo
 	patches: List[Path]                  # from kernel-patches/
 	needs_helpers: List[Path] = field(default_factory=list)
+	helper_headers: List[str] = field(default_factory=list)  # kunit/fault.h, ...
 	files: List[Path] = field(default_factory=list)  # cover first
 	to: List[str] = field(default_factory=list)
 	cc: List[str] = field(default_factory=list)
@@ -438,18 +466,19 @@ def cover_body(ms: MailSet, numbers: Dict[Path, int], requests: Sequence[Request
 		out += [fill(f'Depends on "{helpers_subject}" (the KUnit helpers set, sent '
 			     'separately): ' + (f'patch {names} includes' if len(ms.needs_helpers) == 1
 						else f'patches {names} include')
-			     + ' <kunit/fault.h>.  The prerequisite-patch-id '
-			     'below names it.'), '']
+			     + ' ' + and_list([f'<{h}>' for h in ms.helper_headers])
+			     + '.  The prerequisite-patch-id below names it.'), '']
 	if ms.info.kunitconfig:
 		out += ['To run the suites, in a tree with this set applied:', '',
 			f'  tools/testing/kunit/kunit.py run --kunitconfig={ms.info.kunitconfig}', '']
-		if faults:
+		if faults and ms.name != HELPERS:
 			out += [fill('The fault-injection suite builds only with fault injection '
 				     'and kmemleak; add:'), '',
 				command_block(' '.join(f'--kconfig_add {o}' for o in faults)), '']
-	elif ms.name == HELPERS:
-		out += [fill('To see them at work, run a fault-injection suite of the other '
-			     'sets, e.g. in a tree with this set and the ufs set applied:'), '',
+	if ms.name == HELPERS:
+		out += [fill('To see the fault-injection helpers at work, run a fault-injection '
+			     'suite of the other sets, e.g. in a tree with this set and the '
+			     'ufs set applied:'), '',
 			command_block('tools/testing/kunit/kunit.py run --kunitconfig=fs/ufs '
 				      + ' '.join(f'--kconfig_add {o}' for o in faults)
 				      + " 'ufs_faults'"), '']
@@ -595,6 +624,7 @@ def make_mail(cache: Path, outdir: Path, patches: Optional[Sequence[Path]] = Non
 		ms = MailSet(name, SETS[name], ps)
 		if name != HELPERS:
 			ms.needs_helpers = users_of(ps, headers)
+			ms.helper_headers = included(ms.needs_helpers, headers)
 		ms.notes = stale_mentions({name: ps}, left_out)
 		mail_sets.append(ms)
 	outdir = Path(outdir).resolve()

@@ -44,8 +44,8 @@ BOOT_TIMEOUT = 600
 # KUnit's attribute filter of a boot that leaves the slow cases out.
 SKIP_SLOW = 'speed>slow'
 # The suites of a subsystem (mail.SUBSYSTEMS: where its files are), by the
-# naming rule of docs/adding-a-suite.md.  The KUnit helpers have none of
-# their own: a change to them boots every suite.
+# naming rule of docs/adding-a-suite.md.  A change to the KUnit helpers
+# boots every suite, their own (kunit_thread, kunit_watch) with the others.
 SUITE_PREFIX: Dict[str, str] = {'ufs': 'ufs_', 'appletalk': 'appletalk_', 'autofs': 'autofs_'}
 KUNIT_DIRS = ('include/kunit/', 'lib/kunit/')
 
@@ -74,7 +74,14 @@ def subsystem_of(path: str) -> Optional[str]:
 
 _HUNK = re.compile(r'^@@ [^@]* @@(?P<context>.*)$')
 _CONFIG = re.compile(r'^config\s+(\w+)')
-_TEST_SYMBOL = re.compile(r'\b\w+_KUNIT_TEST\b')
+# A suite's Kconfig symbol: <SUITE>_KUNIT_TEST in the subsystems, and
+# KUNIT_<SUITE>_TEST for KUnit's own (lib/kunit/Kconfig: KUNIT_EXAMPLE_TEST).
+_SUITE_SYMBOL = r'(?:\w+_KUNIT_TEST|KUNIT_\w+_TEST)'
+_TEST_SYMBOL = re.compile(r'\b' + _SUITE_SYMBOL + r'\b')
+
+
+def is_suite_symbol(name: str) -> bool:
+	return re.fullmatch(_SUITE_SYMBOL, name) is not None
 
 
 def kconfig_test_entries(patch_text: str) -> List[str]:
@@ -102,7 +109,7 @@ def kconfig_test_entries(patch_text: str) -> List[str]:
 		if c:
 			entry = c.group(1)
 		names = _TEST_SYMBOL.findall(line[1:]) if line[0] != ' ' else []
-		if line[0] != ' ' and entry.endswith('_KUNIT_TEST'):
+		if line[0] != ' ' and is_suite_symbol(entry):
 			names.append(entry)
 		for n in names:
 			if n not in out:
@@ -172,7 +179,7 @@ def test_symbols(diff_text: str) -> Dict[str, str]:
 			path = line[4:].strip()
 			path = path[2:] if path.startswith('b/') else path
 			continue
-		m = re.match(r'^\+config\s+(\w+_KUNIT_TEST)\b', line)
+		m = re.match(r'^\+config\s+(' + _SUITE_SYMBOL + r')\b', line)
 		if m and re.search(r'(^|/)Kconfig[^/]*$', path):
 			out[m.group(1)] = path
 	return out

@@ -169,6 +169,19 @@ def test_a_set_depends_on_the_helpers_where_it_includes_their_header(series):
 	assert [p.name for p in mail.users_of(sets['ufs'], headers)] == ['0005-ufs-tests.patch']
 	assert mail.users_of(sets['autofs'], headers) == []
 	assert mail.users_of(sets['autofs'], []) == []
+	assert mail.included(sets['ufs'], headers) == ['kunit/fault.h']
+	assert mail.included(sets['autofs'], headers) == []
+
+
+def test_the_headers_a_set_includes_are_named_in_their_order(tmp_path):
+	p = tmp_path / '0001-x.patch'
+	p.write_text('+#include <kunit/watch.h>\n+#include <kunit/fault.h>\n'
+		     ' #include <kunit/thread.h>\n')
+	headers = ['kunit/fault.h', 'kunit/thread.h', 'kunit/watch.h']
+	# Only added lines count: thread.h is context here.
+	assert mail.included([p], headers) == ['kunit/fault.h', 'kunit/watch.h']
+	assert mail.and_list(['<a>']) == '<a>'
+	assert mail.and_list(['<a>', '<b>', '<c>']) == '<a>, <b> and <c>'
 
 
 def test_fault_options_keep_only_the_sets_own_suite(series, tmp_path):
@@ -192,7 +205,7 @@ def test_tags_and_test_patches(series):
 def test_cover_letter_text(series):
 	sets = mail.split_series(series, ['ufs: refuse a bad range'])
 	ms = mail.MailSet('ufs', mail.SETS['ufs'], sets['ufs'],
-			  needs_helpers=[series[4]])
+			  needs_helpers=[series[4]], helper_headers=['kunit/fault.h'])
 	reqs = mail.read_requests(REQUESTS, KNOWN)
 	numbers = {p: i + 1 for i, p in enumerate(ms.patches)}
 	body = mail.cover_body(ms, numbers, reqs, '6.12.118-1~deb12u1',
@@ -348,7 +361,12 @@ def test_the_real_series_as_mail(real_cache, tmp_path):
 	patches = tree.read_series(paths.PATCH_DIR)
 	assert list(sizes) == ['kunit', 'ufs', 'appletalk', 'autofs']
 	assert sum(sizes.values()) == len(patches) - 3    # 0009, 0011, 0016: mainline
-	assert sizes['kunit'] == 1
+	# fault.h; watch.h and thread.h, which every set's last patch moves its suites onto.
+	assert sizes['kunit'] == 3
+	for ms in res.sets[1:]:
+		assert ms.helper_headers == ['kunit/fault.h', 'kunit/watch.h', 'kunit/thread.h'], ms.name
+		assert '<kunit/fault.h>, <kunit/watch.h> and <kunit/thread.h>' in \
+			' '.join(ms.files[0].read_text().split())
 	for ms in res.sets:
 		assert len(ms.files) == len(ms.patches) + 1 and ms.to
 		cover = ms.files[0].read_text()

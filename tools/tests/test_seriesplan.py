@@ -152,7 +152,9 @@ def test_every_suite_of_the_series_is_named_after_its_subsystem():
 			for name in re.findall(r'^\+static struct kunit_suite \w+ = \{\n(?:\+.*\n)*?'
 					       r'\+\s*\.name = "(\w+)"', chunk, re.M):
 				seen.add(name)
-				if not (sub and name.startswith(seriesplan.SUITE_PREFIX.get(sub, '?'))):
+				# KUnit's own suites (kunit_*) run at every boot of a KUnit patch.
+				prefix = 'kunit_' if sub == 'kunit' else seriesplan.SUITE_PREFIX.get(sub, '?')
+				if not (sub and name.startswith(prefix)):
 					bad.append(f'{p.name}: {name} in {path}')
 	assert bad == [] and len(seen) >= 16, (bad, sorted(seen))
 
@@ -164,6 +166,16 @@ def test_test_symbols_of_a_diff():
 		'diff --git a/fs/ufs/tests/x.c b/fs/ufs/tests/x.c\n--- a/fs/ufs/tests/x.c\n'
 		'+++ b/fs/ufs/tests/x.c\n@@ -1 +1 @@\n+config NOT_KCONFIG_KUNIT_TEST\n')
 	assert seriesplan.test_symbols(diff) == {'UFS_MAP_KUNIT_TEST': 'fs/ufs/Kconfig'}
+
+
+def test_kunit_s_own_suite_symbols_count_too():
+	diff = ('diff --git a/lib/kunit/Kconfig b/lib/kunit/Kconfig\n--- a/lib/kunit/Kconfig\n'
+		'+++ b/lib/kunit/Kconfig\n@@ -1 +1,4 @@\n+config KUNIT_THREAD_TEST\n+\ttristate "x"\n'
+		'+config KUNIT_DEBUGFS\n+\tbool\n')
+	assert seriesplan.test_symbols(diff) == {'KUNIT_THREAD_TEST': 'lib/kunit/Kconfig'}
+	assert seriesplan.kconfig_test_entries(diff) == ['KUNIT_THREAD_TEST']
+	assert seriesplan.is_suite_symbol('KUNIT_WATCH_TEST')
+	assert not seriesplan.is_suite_symbol('KUNIT_DEBUGFS')
 
 
 # ------------------------------------------------------------ the options
