@@ -432,7 +432,9 @@ def cover_body(ms: MailSet, numbers: Dict[Path, int], requests: Sequence[Request
 	def ref(p: Path) -> str:
 		return f'{numbers[p]:0{w}d}/{n}'
 	out = [fill(ms.info.intro), '']
-	fixes = [p for p in ms.patches if not is_test(p.read_text(errors='replace'))]
+	# The helpers set is helpers with their own tests, not fixes and tests: one list.
+	fixes = [] if ms.name == HELPERS else \
+		[p for p in ms.patches if not is_test(p.read_text(errors='replace'))]
 	tests = [p for p in ms.patches if p not in fixes]
 	hang = ' ' * (len(ref(ms.patches[0])) + 3)
 	if fixes and tests:
@@ -462,11 +464,13 @@ def cover_body(ms: MailSet, numbers: Dict[Path, int], requests: Sequence[Request
 				     'earlier in this series, it means our whole 6.12 series; '
 				     'here, read the mainline commit.'), '']
 	if ms.needs_helpers:
-		names = ', '.join(ref(p) for p in ms.needs_helpers)
+		# "patch 13/21 includes <a>, 21/21 <b> and <c>"
+		what = [f'{ref(p)} ' + and_list([f'<{h}>' for h in included([p], ms.helper_headers)])
+			for p in ms.needs_helpers]
+		what[0] = what[0].replace(' ', ' includes ', 1)
 		out += [fill(f'Depends on "{helpers_subject}" (the KUnit helpers set, sent '
-			     'separately): ' + (f'patch {names} includes' if len(ms.needs_helpers) == 1
-						else f'patches {names} include')
-			     + ' ' + and_list([f'<{h}>' for h in ms.helper_headers])
+			     'separately): ' + ('patch ' if len(what) == 1 else 'patches ')
+			     + ', '.join(what)
 			     + '.  The prerequisite-patch-id below names it.'), '']
 	if ms.info.kunitconfig:
 		out += ['To run the suites, in a tree with this set applied:', '',
