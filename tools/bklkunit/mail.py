@@ -464,13 +464,12 @@ def cover_body(ms: MailSet, numbers: Dict[Path, int], requests: Sequence[Request
 				     'earlier in this series, it means our whole 6.12 series; '
 				     'here, read the mainline commit.'), '']
 	if ms.needs_helpers:
-		# "patch 13/21 includes <a>, 21/21 <b> and <c>"
-		what = [f'{ref(p)} ' + and_list([f'<{h}>' for h in included([p], ms.helper_headers)])
+		# "patch 13/21 includes <a>; patch 21/21 includes <b> and <c>"
+		what = [f'patch {ref(p)} includes '
+			+ and_list([f'<{h}>' for h in included([p], ms.helper_headers)])
 			for p in ms.needs_helpers]
-		what[0] = what[0].replace(' ', ' includes ', 1)
 		out += [fill(f'Depends on "{helpers_subject}" (the KUnit helpers set, sent '
-			     'separately): ' + ('patch ' if len(what) == 1 else 'patches ')
-			     + ', '.join(what)
+			     'separately): ' + '; '.join(what)
 			     + '.  The prerequisite-patch-id below names it.'), '']
 	if ms.info.kunitconfig:
 		out += ['To run the suites, in a tree with this set applied:', '',

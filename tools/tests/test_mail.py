@@ -366,8 +366,8 @@ def test_the_real_series_as_mail(real_cache, tmp_path):
 	for ms in res.sets[1:]:
 		assert ms.helper_headers == ['kunit/fault.h', 'kunit/watch.h', 'kunit/thread.h'], ms.name
 		cover = ' '.join(ms.files[0].read_text().split())
-		assert re.search(r'patches \d+/\d+ includes <kunit/fault.h>, \d+/\d+ '
-				 r'<kunit/watch.h> and <kunit/thread.h>\.', cover), cover
+		assert re.search(r'patch \d+/\d+ includes <kunit/fault.h>; patch \d+/\d+ '
+				 r'includes <kunit/watch.h> and <kunit/thread.h>\.', cover), cover
 	# The helpers set is one list of patches, not fixes and tests.
 	cover = res.sets[0].files[0].read_text()
 	assert 'The tests:' not in cover and '  3/3 kunit: run a test' in cover
