@@ -386,6 +386,21 @@ def included(patches: Sequence[Path], headers: Sequence[str]) -> List[str]:
 	return [h for h in headers if h in found]
 
 
+def first_includes(patches: Sequence[Path],
+		   headers: Sequence[str]) -> List[Tuple[Path, List[str]]]:
+	"""(patch, headers) for each patch that is the first of @patches to
+	include one of @headers, in series order; a patch's headers in the
+	headers' order."""
+	seen: set = set()
+	out: List[Tuple[Path, List[str]]] = []
+	for p in patches:
+		new = [h for h in included([p], headers) if h not in seen]
+		if new:
+			seen.update(new)
+			out.append((p, new))
+	return out
+
+
 def fault_options(set_patches: Sequence[Path], config: Path = FAULTS_CONFIG) -> List[str]:
 	"""The faults profile's options a set's fault-injection suite needs:
 	the general ones, and of the suite symbols only those the set defines."""
@@ -464,13 +479,12 @@ def cover_body(ms: MailSet, numbers: Dict[Path, int], requests: Sequence[Request
 				     'earlier in this series, it means our whole 6.12 series; '
 				     'here, read the mainline commit.'), '']
 	if ms.needs_helpers:
-		# "patch 13/21 includes <a>; patch 21/21 includes <b> and <c>"
-		what = [f'patch {ref(p)} includes '
-			+ and_list([f'<{h}>' for h in included([p], ms.helper_headers)])
-			for p in ms.needs_helpers]
+		# "the suites include <a> from patch 08/21, <b> and <c> from patch 10/21 on"
+		what = [f'{and_list([f"<{h}>" for h in hs])} from patch {ref(p)}'
+			for p, hs in first_includes(ms.needs_helpers, ms.helper_headers)]
 		out += [fill(f'Depends on "{helpers_subject}" (the KUnit helpers set, sent '
-			     'separately): ' + '; '.join(what)
-			     + '.  The prerequisite-patch-id below names it.'), '']
+			     'separately): the suites include ' + and_list(what)
+			     + ' on.  The prerequisite-patch-id below names it.'), '']
 	if ms.info.kunitconfig:
 		out += ['To run the suites, in a tree with this set applied:', '',
 			f'  tools/testing/kunit/kunit.py run --kunitconfig={ms.info.kunitconfig}', '']

@@ -50,7 +50,7 @@ GUEST_KERNEL_ARGS: Tuple[str, ...] = ('printk.time=1',)
 # version 1" and "# Subtest:" lines have "input: ImExPS/2 Generic Explorer
 # Mouse ..." between them: the cases before it are given to a nameless
 # subtest and the suite is reported crashed (seen 2026-12-05 in the boot of
-# 0038 in check-series, ufs_image, a complete and passing console).
+# the then 0038 in check-series, ufs_image, a complete and passing console).
 PC_GUEST_KERNEL_ARGS: Tuple[str, ...] = ('i8042.nokbd', 'i8042.noaux')
 
 

@@ -181,6 +181,19 @@ def test_the_headers_a_set_includes_are_named_in_their_order(tmp_path):
 	# Only added lines count: thread.h is context here.
 	assert mail.included([p], headers) == ['kunit/fault.h', 'kunit/watch.h']
 	assert mail.and_list(['<a>']) == '<a>'
+
+
+def test_each_header_is_named_with_the_first_patch_that_includes_it(tmp_path):
+	a, b, c = (tmp_path / f'000{i}-x.patch' for i in (1, 2, 3))
+	a.write_text('+#include <kunit/watch.h>\n')
+	b.write_text('+#include <kunit/thread.h>\n+#include <kunit/watch.h>\n'
+		     '+#include <kunit/fault.h>\n')
+	c.write_text('+#include <kunit/fault.h>\n')
+	headers = ['kunit/fault.h', 'kunit/watch.h', 'kunit/thread.h']
+	assert mail.first_includes([a, b, c], headers) == [
+		(a, ['kunit/watch.h']), (b, ['kunit/fault.h', 'kunit/thread.h'])]
+	assert mail.first_includes([c], headers) == [(c, ['kunit/fault.h'])]
+	assert mail.first_includes([a, b], []) == []
 	assert mail.and_list(['<a>', '<b>', '<c>']) == '<a>, <b> and <c>'
 
 
@@ -215,7 +228,7 @@ def test_cover_letter_text(series):
 	assert ('426f07ad3e2c ("ufs_free_fragments(): fix the braino in sanity check"):\n'
 		'    ufs_rw.ufs_rw_free_fragments_cross_block') in body
 	assert 'Depends on "[PATCH 0/1] kunit: helpers"' in body
-	assert 'patch 2/2 includes <kunit/fault.h>' in ' '.join(body.split())
+	assert 'the suites include <kunit/fault.h> from patch 2/2 on.' in ' '.join(body.split())
 	assert '  tools/testing/kunit/kunit.py run --kunitconfig=fs/ufs\n' in body
 	assert '--kconfig_add CONFIG_FAULT_INJECTION=y' in body
 	assert 'v6.12.118 with Debian\'s patches' in ' '.join(body.split())
@@ -361,13 +374,16 @@ def test_the_real_series_as_mail(real_cache, tmp_path):
 	patches = tree.read_series(paths.PATCH_DIR)
 	assert list(sizes) == ['kunit', 'ufs', 'appletalk', 'autofs']
 	assert sum(sizes.values()) == len(patches) - 3    # 0009, 0011, 0016: mainline
-	# fault.h; watch.h and thread.h, which every set's last patch moves its suites onto.
+	# fault.h, watch.h and thread.h, which every set's suites use from their first patch on.
 	assert sizes['kunit'] == 3
 	for ms in res.sets[1:]:
 		assert ms.helper_headers == ['kunit/fault.h', 'kunit/watch.h', 'kunit/thread.h'], ms.name
 		cover = ' '.join(ms.files[0].read_text().split())
-		assert re.search(r'patch \d+/\d+ includes <kunit/fault.h>; patch \d+/\d+ '
-				 r'includes <kunit/watch.h> and <kunit/thread.h>\.', cover), cover
+		# Each header once, with the first patch that includes it.
+		named = re.search(r'the suites include (.*?) on\.', cover)
+		assert named, cover
+		for h in ms.helper_headers:
+			assert named.group(1).count(f'<{h}>') == 1, (ms.name, named.group(1))
 	# The helpers set is one list of patches, not fixes and tests.
 	cover = res.sets[0].files[0].read_text()
 	assert 'The tests:' not in cover and '  3/3 kunit: run a test' in cover
