@@ -384,6 +384,10 @@ class Documents:
 	popped: List[Tuple[int, str]] = field(default_factory=list)   # (line, KTAP text) in order
 	ktap: List[str] = field(default_factory=list)     # every line extract_tap_lines gave
 	stuck: Optional[Stuck] = None     # where the parser failed, and how much docs read
+	# Lines of other kernel output moved out of a KTAP header
+	# (untangle_headers): kunit_parser alone, as `kunit.py exec` runs it,
+	# reads those headers wrong.
+	untangled: int = 0
 
 	def first(self) -> Any:
 		"""The first document as parse_run_tests reads the console (what
@@ -455,6 +459,13 @@ _NESTED_START = re.compile(r'^(\s+)KTAP version \d+\s*$')
 INTERLEAVED_MAX = 4
 
 
+def moved_lines(before: Sequence[Tuple[int, str]], after: Sequence[Tuple[int, str]]) -> int:
+	"""How many lines untangle_headers() moved: those whose place changed,
+	less the header line each move puts after them."""
+	starts = sum(1 for a, b in zip(before, after) if a != b and _NESTED_START.match(b[1]))
+	return max(sum(1 for a, b in zip(before, after) if a != b) - starts, 0)
+
+
 def untangle_headers(kp: ModuleType, pairs: Sequence[Tuple[int, str]]) -> List[Tuple[int, str]]:
 	"""The console's KTAP lines (extract_tap_lines' pairs) with any line of
 	other kernel output that landed between a nested document's
@@ -507,7 +518,9 @@ def documents(kernel_tree: Path, lines: Sequence[str]) -> Documents:
 	while extracted:
 		n = extracted.line_number()
 		pairs.append((n, extracted.pop()))
-	pairs = untangle_headers(kp, pairs)
+	untangled = untangle_headers(kp, pairs)
+	moved = moved_lines(pairs, untangled)
+	pairs = untangled
 	# Read pairs[:limit], with an empty line after them when pad.  Each
 	# reading after the first pads or reads fewer lines: the readings end.
 	limit, pad = len(pairs), False
@@ -537,4 +550,4 @@ def documents(kernel_tree: Path, lines: Sequence[str]) -> Documents:
 	for k, doc in enumerate(docs):
 		end = begins[k + 1] if k + 1 < len(docs) else len(stream.popped)
 		_Walk(kp, stream.popped, begins[k], end, marks).document(doc)
-	return Documents(docs, marks, kp, stream.popped, [text for _, text in pairs], stuck)
+	return Documents(docs, marks, kp, stream.popped, [text for _, text in pairs], stuck, moved)

@@ -131,6 +131,9 @@ def test_a_line_printed_inside_a_suite_header_is_moved_before_it(parser_tree, mo
 	d = kunit_tool.documents(parser_tree, noisy)
 	# Not dropped: the line went to the parser, with its own line number.
 	assert (at + 2, MOUSE[len('[    1.620897] '):]) in d.popped
+	# Counted, so a boot can tell why `kunit.py exec` (the parser alone) failed.
+	assert d.untangled == 1
+	assert kunit_tool.documents(parser_tree, lines).untangled == 0
 	# Without the move, the parser misreads it: the test can fail.
 	monkeypatch.setattr(kunit_tool, 'untangle_headers', lambda kp, pairs: list(pairs))
 	assert _summary(parse_console(parser_tree, noisy)) != clean
@@ -154,3 +157,7 @@ def test_untangle_moves_only_a_few_non_ktap_lines_inside_a_header(parser_tree):
 	# A line that is KTAP (a result) is never moved.
 	res = pairs[:3] + [(4, 'ok 2 x')] + pairs[4:]
 	assert kunit_tool.untangle_headers(kp, res) == res
+	assert kunit_tool.moved_lines(pairs, out) == 1
+	two = pairs[:3] + [(10, 'noise a'), (11, 'noise b')] + pairs[4:]
+	assert kunit_tool.moved_lines(two, kunit_tool.untangle_headers(kp, two)) == 2
+	assert kunit_tool.moved_lines(res, res) == 0

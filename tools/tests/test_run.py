@@ -322,6 +322,34 @@ def test_conflicting_kunitconfigs_are_a_config_failure(fake, monkeypatch, ccache
 	assert r.status == 'CONFIG_FAILED', r.reason
 
 
+def _noisy_console():
+	"""console_pass.log with a clocksource line inside a nested KTAP header,
+	where the 6.12 kunit_parser (kunit.py exec) sees a crashed suite."""
+	lines = read_data('console_pass.log').splitlines(keepends=True)
+	at = next(i for i, l in enumerate(lines) if l.endswith('    KTAP version 1\n'))
+	return ''.join(lines[:at + 1] + ['[    0.510050] clocksource: Switched to clocksource tsc\n']
+		       + lines[at + 1:])
+
+
+def test_run_arch_pass_when_exec_misread_a_header_we_untangle(fake):
+	fake.scenario('x86_64', console=_noisy_console(), exec_rc=1)
+	r, _ = fake.run_arch('x86_64')
+	assert r.status == 'PASS', r.reason
+	assert (r.passed, r.failed, r.crashed) == (10, 0, 0)
+	assert 'exec exited 1' in r.reason and '1 line(s)' in r.reason
+
+
+def test_run_arch_exec_failure_unexplained_stays_a_failure(fake):
+	# The same clean console, exec failing with nothing untangled: FAIL.
+	fake.scenario('x86_64', console='console_pass.log', exec_rc=1)
+	r, _ = fake.run_arch('x86_64')
+	assert r.status == 'FAIL' and r.reason == 'kunit.py exec exited 1'
+	# Untangled lines explain an exit status of 1 (failed tests), nothing else.
+	fake.scenario('x86_64', console=_noisy_console(), exec_rc=2)
+	r, _ = fake.run_arch('x86_64')
+	assert r.status == 'FAIL' and r.reason == 'kunit.py exec exited 2'
+
+
 def test_run_arch_one_failing_case(fake):
 	fake.scenario('x86_64', console='console_fail.log', exec_rc=1)
 	r, _ = fake.run_arch('x86_64')
