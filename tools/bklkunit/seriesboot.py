@@ -102,6 +102,8 @@ def verdict(plan: BootPlan, res: ArchResult, enabled: Sequence[str]) -> BootReco
 	first = (res.reason or '').split('\n')[0]
 	if res.status == ArchStatus.PASS:
 		rec.status = BootStatus.PASS
+		# A pass can carry a note (run.boot: kunit.py exec misread the console).
+		rec.reason = f'{plan.patch}: {first}' if first else ''
 	elif res.status == ArchStatus.NO_TESTS and res.reports:
 		rec.reason = (f'{plan.patch}: a kernel report outside any case: '
 			      f'{res.reports[0].get("title", "")}'.rstrip(': '))

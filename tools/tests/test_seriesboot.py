@@ -123,6 +123,14 @@ def test_verdict_of_a_kernel_report_outside_any_case():
 		'circular locking'
 
 
+def test_verdict_of_a_pass_keeps_its_note():
+	note = 'kunit.py exec exited 1: kunit_parser read 1 line(s) of other kernel output'
+	r = seriesboot.verdict(PLAN, ArchResult('x86_64', status=ArchStatus.PASS, reason=note), [])
+	assert r.status == BootStatus.PASS and r.reason == f'{PATCH}: {note}'
+	r = seriesboot.verdict(PLAN, ArchResult('x86_64', status=ArchStatus.PASS), [])
+	assert r.status == BootStatus.PASS and r.reason == ''
+
+
 def test_present_reads_the_config_by_subsystem():
 	cfg = 'CONFIG_ATALK_DDP_KUNIT_TEST=y\nCONFIG_UFS_MAP_KUNIT_TEST=m\n# CONFIG_X is not set\n'
 	assert seriesboot.present(cfg, SYMBOLS, PLAN) == ['ATALK_DDP_KUNIT_TEST']
