@@ -17,7 +17,11 @@ or the header or plan of its suite; and its own `ok`/`not ok` line):
     case) belongs to no case and fails the arch, with a reason naming it;
   - a case whose KUnit name contains `expect_report` triggers a report on
     purpose: its reports do not fail it, and without one it fails
-    ("expected a report, none seen").
+    ("expected a report, none seen");
+  - a suite that tests a detector (EXPECTED_KINDS: `kmemleak`, the suite of
+    kmemleak_scan_now(), leaks on purpose and counts what kmemleak found
+    itself) expects that detector's reports in its cases: they are kept,
+    marked expected, and fail nothing; any other kind still fails the case.
 
 Consecutive matches within one report (a `list_add corruption` line and
 the WARNING under it, lockdep's WARN inside its own splat) are one report.
@@ -30,6 +34,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from .results import ArchStatus, Outcome
 
 EXPECT = 'expect_report'
+# {suite: the report kinds its cases make on purpose and check themselves}.
+EXPECTED_KINDS: Dict[str, Tuple[str, ...]] = {'kmemleak': ('kmemleak',)}
 EXCERPT_LINES = 8           # the first lines of a report shown as a failure message
 MAX_REPORT_LINES = 80       # a report without an end marker ends here at the latest
 
@@ -128,6 +134,12 @@ def ktap_start(lines: Sequence[str]) -> int:
 	return next((n for n, l in enumerate(lines, 1) if _KTAP_VERSION.match(l)), 0)
 
 
+def expected_kind(row: str, kind: str) -> bool:
+	"""Whether the case row ('suite.case') makes reports of that kind on
+	purpose (EXPECTED_KINDS)."""
+	return kind in EXPECTED_KINDS.get(row.split('.', 1)[0], ())
+
+
 def attach(suites, found: List[Report],
 	   first_ktap: int = 0) -> Tuple[List[Tuple[Any, str]], List[Report]]:
 	"""Give each report to its case (results.Case, changed in place).
@@ -166,9 +178,14 @@ def attach(suites, found: List[Report],
 			elif mine:
 				touched.append((c, before))
 			continue
+		meant = [r for r in mine if expected_kind(c.row, r.kind)]
+		mine = [r for r in mine if r not in meant]
 		if not mine:
+			if meant:
+				c.reports = meant
+				touched.append((c, before))
 			continue
-		c.reports = mine
+		c.reports = mine + meant
 		kinds: List[str] = []
 		for r in mine:
 			if r.kind not in kinds:
@@ -203,9 +220,9 @@ def judge(console: Sequence[str], suites: List[Any], res: Any) -> None:
 	it (the case that was running told why the guest stopped: stopped_note)."""
 	touched, strays = attach(suites, find(console), ktap_start(console))
 	for c, before in touched:
-		expected = EXPECT in c.row
 		for r in c.reports:
-			res.reports.append(r.as_dict(c.row, expected))
+			res.reports.append(r.as_dict(c.row, EXPECT in c.row
+						     or expected_kind(c.row, r.kind)))
 		if before == c.status:
 			if c.flagged and f'{c.row}: FAILURE' in res.failures:
 				# Failed anyway (KASAN and UBSAN fail the running test

@@ -1,15 +1,16 @@
 # SPDX-License-Identifier: GPL-2.0
 """`kunit.py export --mail DIR`: the series as mail for the lists.
 
-One `git format-patch --cover-letter` set per subsystem (DIR/kunit,
+One `git format-patch --cover-letter` set per subsystem (DIR/mm, DIR/kunit,
 DIR/ufs, DIR/appletalk, DIR/autofs), To/Cc from scripts/get_maintainer.pl,
 and one stable request per mainline commit that makes one of our patches
 redundant (DIR/stable, from kunit/stable-requests.txt; stable-kernel-rules
 option 2).  The sets are made from the patch files in kernel-patches/, in a
 throwaway clone of the prepared tree under $TMPDIR (the prepared tree is
 only read), and each set is checked to apply with plain `git am` on the
-pristine commit, after the KUnit helpers set where it includes their
-header.  `check()` is check-series' `mail` check: it also runs
+pristine commit, after the sets it stands on: the KUnit helpers set
+after the mm set whose APIs it calls (PREREQ), any other set after both
+where it includes the helpers' headers.  `check()` is check-series' `mail` check: it also runs
 `git send-email --dry-run` on every set.  See docs/mail.md.
 """
 
@@ -35,6 +36,10 @@ FAULTS_CONFIG = paths.KUNIT_DIR / 'profiles' / 'faults.config'
 # The subsystem of a patch is where its files are.  A patch must touch
 # exactly one; MAINTAINERS belongs to none (our test sections live there).
 SUBSYSTEMS: Dict[str, Tuple[str, ...]] = {
+	# The small APIs the fault helpers call, and their own suites.
+	'mm': ('mm/', 'include/linux/fault-inject.h', 'include/linux/kmemleak.h',
+	       'lib/Kconfig.debug', 'Documentation/fault-injection/',
+	       'Documentation/dev-tools/kmemleak.rst'),
 	'kunit': ('include/kunit/', 'lib/kunit/'),
 	'ufs': ('fs/ufs/',),
 	'appletalk': ('net/appletalk/',),
@@ -42,8 +47,12 @@ SUBSYSTEMS: Dict[str, Tuple[str, ...]] = {
 }
 NEUTRAL = ('MAINTAINERS',)
 # The order the sets are made and sent in: the helpers the others use first.
-SET_ORDER = ['kunit', 'ufs', 'appletalk', 'autofs']
+SET_ORDER = ['mm', 'kunit', 'ufs', 'appletalk', 'autofs']
 HELPERS = 'kunit'
+# A set that calls what an earlier set adds is made, and checked, on top of
+# it: {set: the set under it}.  The sets that include the helpers' headers
+# go on top of the helpers, and so of what is under them too.
+PREREQ: Dict[str, str] = {'kunit': 'mm'}
 # The throwaway clone's sparse checkout beside the subsystems: the top-level
 # files (MAINTAINERS), scripts/, and a file in each directory whose presence
 # get_maintainer.pl takes for a kernel tree (top_of_kernel_tree()).
@@ -63,6 +72,21 @@ class SetInfo:
 
 
 SETS: Dict[str, SetInfo] = {
+	'mm': SetInfo(
+		'PATCH', 'mm: let kernel tests clear the allocation fault filters and '
+		'scan for leaks', '',
+		'Kernel tests that fail each allocation of an operation in turn '
+		'(current->fail_nth, what /proc/<pid>/fail-nth sets) and check with '
+		'kmemleak that no failure path leaks can do neither through a public '
+		'interface today: failslab and fail_page_alloc skip every GFP_KERNEL '
+		'allocation by default and their filters are debugfs files, and '
+		'kmemleak scans when its debugfs file is written or every ten '
+		'minutes.  This adds failslab_get_filter()/failslab_set_filter(), '
+		'fail_page_alloc_get_filter()/fail_page_alloc_set_filter(), '
+		'kmemleak_scan_now() and kmemleak_clear_leaks(), each with a KUnit '
+		'suite (fail_alloc, kmemleak) and documentation.  The KUnit '
+		'fault-injection helpers sent with it (include/kunit/fault.h) are '
+		'their first user; each patch says how to run its suite.'),
 	'kunit': SetInfo(
 		'PATCH', 'kunit: helpers for fault injection, lockdep checks and test kthreads',
 		'lib/kunit',
@@ -70,7 +94,8 @@ SETS: Dict[str, SetInfo] = {
 		'and autofs sets sent with it share.  include/kunit/fault.h and '
 		'lib/kunit/fault.c let a test fail each allocation of an operation in '
 		'turn, scoped to the test\'s own task through current->fail_nth, and '
-		'check with kmemleak that no failure path leaks; the ufs suite found '
+		'check with kmemleak that no failure path leaks, with the APIs the mm '
+		'set adds; the ufs suite found '
 		'leaks on the error paths of a mount, which the ufs set fixes, and an '
 		'oops at unmount that mainline has fixed since 6.12.  '
 		'include/kunit/watch.h fails a case for a lockdep report or a WARN '
@@ -419,6 +444,16 @@ def fault_options(set_patches: Sequence[Path], config: Path = FAULTS_CONFIG) -> 
 	return out if any(o[7:-2] in defined for o in out) else []
 
 
+def sets_under(name: str, needs_helpers: bool, present: Sequence[str]) -> List[str]:
+	"""The sets a set is made and checked on, bottom first, of those
+	present: the helpers (and what is under them) for a set that includes
+	their headers, PREREQ's set (and what is under it) for one in PREREQ."""
+	below = HELPERS if needs_helpers and name != HELPERS else PREREQ.get(name)
+	if below is None or below not in present:
+		return []
+	return sets_under(below, False, present) + [below]
+
+
 def cover_subject(ms: 'MailSet') -> str:
 	"""The cover letter's subject as format-patch numbers it (00/16)."""
 	n = len(ms.patches)
@@ -431,6 +466,7 @@ class MailSet:
 	info: SetInfo
 	patches: List[Path]                  # from kernel-patches/
 	needs_helpers: List[Path] = field(default_factory=list)
+	under: List[str] = field(default_factory=list)   # sets_under(): made on these
 	helper_headers: List[str] = field(default_factory=list)  # kunit/fault.h, ...
 	files: List[Path] = field(default_factory=list)  # cover first
 	to: List[str] = field(default_factory=list)
@@ -440,7 +476,8 @@ class MailSet:
 
 
 def cover_body(ms: MailSet, numbers: Dict[Path, int], requests: Sequence[Request],
-	       debver: str, helpers_subject: str, faults: Sequence[str]) -> str:
+	       debver: str, helpers_subject: str, faults: Sequence[str],
+	       subjects: Optional[Dict[str, str]] = None) -> str:
 	n = len(ms.patches)
 	w = len(str(n))
 
@@ -485,6 +522,15 @@ def cover_body(ms: MailSet, numbers: Dict[Path, int], requests: Sequence[Request
 		out += [fill(f'Depends on "{helpers_subject}" (the KUnit helpers set, sent '
 			     'separately): the suites include ' + and_list(what)
 			     + ' on.  The prerequisite-patch-id below names it.'), '']
+	prereq = PREREQ.get(ms.name)
+	if prereq and prereq in ms.under and subjects and prereq in subjects:
+		out += [fill(f'Depends on "{subjects[prereq]}" (the {prereq} set, sent '
+			     'separately), whose functions it calls.  The '
+			     'prerequisite-patch-id lines below name its patches.'), '']
+	elif ms.needs_helpers and ms.under[:-1] and subjects:
+		out += [fill('The helpers set itself applies on '
+			     + and_list([f'"{subjects[u]}"' for u in ms.under[:-1] if u in subjects])
+			     + ', also named below.'), '']
 	if ms.info.kunitconfig:
 		out += ['To run the suites, in a tree with this set applied:', '',
 			f'  tools/testing/kunit/kunit.py run --kunitconfig={ms.info.kunitconfig}', '']
@@ -659,8 +705,8 @@ def make_mail(cache: Path, outdir: Path, patches: Optional[Sequence[Path]] = Non
 		tree.git(clone, 'sparse-checkout', 'set', '--no-cone', *SPARSE,
 			 *[f'/{d}' for prefixes in SUBSYSTEMS.values() for d in prefixes])
 		tree.git(clone, 'checkout', '-q', '--detach', st.pristine)
-		helpers_head = st.pristine
 		helpers_subject = ''
+		present = [m.name for m in mail_sets]
 		req_by_set: Dict[str, List[Request]] = {}
 		by_subject = {tree.patch_subject(p): p for p in patches}
 		for r in requests:
@@ -669,7 +715,8 @@ def make_mail(cache: Path, outdir: Path, patches: Optional[Sequence[Path]] = Non
 			req_by_set.setdefault(sub, []).append(r)
 		heads: Dict[str, str] = {}
 		for ms in mail_sets:
-			base = helpers_head if ms.needs_helpers else st.pristine
+			ms.under = sets_under(ms.name, bool(ms.needs_helpers), present)
+			base = heads[ms.under[-1]] if ms.under else st.pristine
 			tree.git(clone, 'checkout', '-q', '-f', '--detach', base)
 			# -3: a set without the left-out fixes may need its context moved.
 			proc = tree.git(clone, 'am', '-q', '-3', '--keep-non-patch',
@@ -677,11 +724,9 @@ def make_mail(cache: Path, outdir: Path, patches: Optional[Sequence[Path]] = Non
 			if proc.returncode != 0:
 				tree.git(clone, 'am', '--abort', check=False)
 				raise UserError(f'the {ms.name} set does not apply on the pristine tree'
-						+ (' after the KUnit helpers' if ms.needs_helpers else '')
+						+ (f' after the {and_list(ms.under)} set(s)' if ms.under else '')
 						+ ': ' + ' '.join((proc.stdout + proc.stderr).split())[:400])
 			heads[ms.name] = tree.head(clone)
-			if ms.name == HELPERS:
-				helpers_head = heads[ms.name]
 			d = outdir / ms.name
 			tree.git(clone, 'format-patch', '-q', '--cover-letter', '--numbered',
 				 f'--subject-prefix={ms.info.prefix}', '--zero-commit', '--abbrev=12',
@@ -704,22 +749,21 @@ def make_mail(cache: Path, outdir: Path, patches: Optional[Sequence[Path]] = Non
 			ms.cc = without(cc, [sender] + ms.to)
 			if ms.name == HELPERS:
 				helpers_subject = cover_subject(ms)
-		# Covers and headers, once every set (and the helpers' subject) is known.
-		set_subjects = {}
+		# Covers and headers, once every set (and every subject) is known.
+		set_subjects = {ms.name: cover_subject(ms) for ms in mail_sets}
 		for ms in mail_sets:
 			numbers = {p: i + 1 for i, p in enumerate(ms.patches)}
 			# The helpers' cover shows them at work in the ufs suite.
 			faults = fault_options(sets.get('ufs', []) if ms.name == HELPERS
 					       else ms.patches)
 			body = cover_body(ms, numbers, req_by_set.get(ms.name, []), debver,
-					  helpers_subject, faults)
+					  helpers_subject, faults, set_subjects)
 			cover = ms.files[0].read_text()
 			# format-patch signs the cover with the committer (the tool).
 			cover = re.sub(r'^From: .*$', lambda m: f'From: {sender}', cover, count=1,
 				       flags=re.M)
 			cover = cover.replace('*** SUBJECT HERE ***', ms.info.cover_subject)
 			cover = cover.replace('*** BLURB HERE ***\n', body)
-			set_subjects[ms.name] = cover_subject(ms)
 			stable_cc = [STABLE] if not ms.info.to_stable else []
 			any_stable = False
 			for i, f in enumerate(ms.files):
@@ -732,13 +776,12 @@ def make_mail(cache: Path, outdir: Path, patches: Optional[Sequence[Path]] = Non
 			if any_stable and stable_cc:
 				ms.files[0].write_text(set_headers(ms.files[0].read_text(), ms.to,
 								   without(ms.cc + stable_cc, ms.to)))
-		# Applies as written: plain git am on the pristine tree, helpers first.
+		# Applies as written: plain git am on the pristine tree, the sets
+		# under it first.
+		by_name = {m.name: m for m in mail_sets}
 		for ms in mail_sets:
 			tree.git(clone, 'checkout', '-q', '-f', '--detach', st.pristine)
-			files = []
-			if ms.needs_helpers:
-				files += [m for s in mail_sets if s.name == HELPERS for m in s.files[1:]]
-			files += ms.files[1:]
+			files = [f for u in ms.under for f in by_name[u].files[1:]] + ms.files[1:]
 			proc = tree.git(clone, 'am', '-q', *[str(f) for f in files], check=False)
 			if proc.returncode != 0:
 				tree.git(clone, 'am', '--abort', check=False)
@@ -795,7 +838,7 @@ def send_email_dry_run(files: Sequence[Path], sender: str, cwd: Path
 def summary_lines(res: Result) -> List[str]:
 	out = []
 	for ms in res.sets:
-		dep = ' (after the kunit set)' if ms.needs_helpers else ''
+		dep = f' (after the {" and ".join(ms.under)} set(s))' if ms.under else ''
 		out.append(f'{ms.name}: {len(ms.patches)} patch(es) + cover, '
 			   f'[{ms.info.prefix}]{dep}'
 			   + (f', {ms.rebased} rebased by git am -3' if ms.rebased else ''))

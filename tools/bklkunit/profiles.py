@@ -78,8 +78,11 @@ PROFILES: Dict[str, Profile] = {
 			 # 20261205-064258), and killed at the default 300 s, still
 			 # going, with 309 (20261205-093255).
 			 timeout=900),
-	'faults': Profile('faults', 'default + fault injection (failslab, fail_page_alloc, '
-			  'debugfs knobs) and kmemleak; every arch',
+	'faults': Profile('faults', 'default + fault injection (failslab, fail_page_alloc) '
+			  'and kmemleak; every arch',
+			  # A leak's record (size, backtrace) on the console, in the
+			  # log of the case whose check found it.
+			  kernel_args=('kmemleak.verbose=1',),
 			  # Measured: 218-268 s in the guest for 291 cases
 			  # (20261205-060017), close to the default 300 s.
 			  timeout=900),

@@ -281,7 +281,7 @@ def check(make: Make, srcdir: Path, build_dir: Path, arch: str, log: Path,
 		problems.insert(0, f'make vmlinux modules exited {proc.returncode}; see {log}')
 		problems[1:1] = built.errors[:15] or (proc.stdout + proc.stderr).splitlines()[-10:]
 	ours = [k for k in kos if k.startswith(('fs/ufs/', 'fs/autofs/', 'net/appletalk/',
-					     'lib/kunit/'))]
+					     'lib/kunit/', 'mm/'))]
 	summary = (f'{arch}: tinyconfig + {" + ".join("kunit/" + f.name for f in frags)}, '
 		   f'KUNIT={config.get("KUNIT", "n")}: {len(kos)} modules ({", ".join(ours)}), '
 		   f'{len(built.warnings)} modpost warning(s)')

@@ -101,6 +101,10 @@ why: The check compares with the wrong limit,
 	(['net/appletalk/ddp.c', 'net/appletalk/tests/ddp_kunit.c'], 'appletalk'),
 	(['fs/autofs/dev-ioctl.c'], 'autofs'),
 	(['include/kunit/fault.h', 'lib/kunit/fault.c'], 'kunit'),
+	(['include/linux/fault-inject.h', 'mm/failslab.c', 'mm/fail_alloc_kunit.c',
+	  'lib/Kconfig.debug', 'Documentation/fault-injection/fault-injection.rst'], 'mm'),
+	(['include/linux/kmemleak.h', 'mm/kmemleak.c', 'mm/Kconfig.debug',
+	  'Documentation/dev-tools/kmemleak.rst'], 'mm'),
 ])
 def test_subsystem_from_the_files(files, sub):
 	assert mail.subsystem_of('p.patch', patch_text(1, 's', files)) == sub
@@ -117,8 +121,8 @@ def test_a_patch_of_two_subsystems_is_refused_in_one_line():
 
 def test_a_patch_outside_the_subsystems_is_refused_in_one_line():
 	with pytest.raises(UserError) as e:
-		mail.subsystem_of('0009-x.patch', patch_text(9, 's', ['fs/ufs/super.c', 'mm/slab.c']))
-	assert 'mm/slab.c, in no subsystem' in str(e.value) and '\n' not in str(e.value)
+		mail.subsystem_of('0009-x.patch', patch_text(9, 's', ['fs/ufs/super.c', 'kernel/fork.c']))
+	assert 'kernel/fork.c, in no subsystem' in str(e.value) and '\n' not in str(e.value)
 	with pytest.raises(UserError) as e:
 		mail.subsystem_of('0010-y.patch', patch_text(10, 's', ['MAINTAINERS']))
 	assert 'touches no file of a subsystem' in str(e.value)
@@ -213,6 +217,38 @@ def test_tags_and_test_patches(series):
 	# A Cc: stable quoted in the diff is not the patch's tag.
 	assert not mail.cc_stable(patch_text(1, 's', ['fs/ufs/a.c'],
 					     extra_diff='+Cc: stable@vger.kernel.org\n'))
+
+
+@pytest.mark.parametrize('name,needs,present,under', [
+	('kunit', False, ['mm', 'kunit', 'ufs'], ['mm']),
+	('kunit', False, ['kunit', 'ufs'], []),           # no mm set: on the pristine tree
+	('ufs', True, ['mm', 'kunit', 'ufs'], ['mm', 'kunit']),
+	('ufs', True, ['kunit', 'ufs'], ['kunit']),
+	('ufs', False, ['mm', 'kunit', 'ufs'], []),       # no helper included
+	('mm', False, ['mm', 'kunit'], []),
+])
+def test_what_a_set_is_made_on(name, needs, present, under):
+	assert mail.sets_under(name, needs, present) == under
+
+
+def test_the_helpers_cover_names_the_set_under_it(series):
+	sets = mail.split_series(series)
+	ms = mail.MailSet('kunit', mail.SETS['kunit'], sets['kunit'], under=['mm'])
+	numbers = {p: i + 1 for i, p in enumerate(ms.patches)}
+	subjects = {'mm': '[PATCH 0/2] mm: filters', 'kunit': '[PATCH 0/1] kunit: helpers'}
+	body = mail.cover_body(ms, numbers, [], '6.12.118-1~deb12u1', subjects['kunit'], [],
+			       subjects)
+	flat = ' '.join(body.split())
+	assert 'Depends on "[PATCH 0/2] mm: filters" (the mm set, sent separately)' in flat
+	# A set on the helpers says what the helpers stand on.
+	ufs = mail.MailSet('ufs', mail.SETS['ufs'], sets['ufs'], needs_helpers=[series[4]],
+			   helper_headers=['kunit/fault.h'], under=['mm', 'kunit'])
+	body = mail.cover_body(ufs, {p: i + 1 for i, p in enumerate(ufs.patches)}, [],
+			       '6.12.118-1~deb12u1', subjects['kunit'], [], subjects)
+	flat = ' '.join(body.split())
+	assert 'Depends on "[PATCH 0/1] kunit: helpers"' in flat
+	assert 'The helpers set itself applies on "[PATCH 0/2] mm: filters"' in flat
+	assert all(len(l) <= 72 for l in body.splitlines())
 
 
 def test_cover_letter_text(series):
@@ -372,11 +408,16 @@ def test_the_real_series_as_mail(real_cache, tmp_path):
 	res = mail.make_mail(real_cache, tmp_path / 'mail')
 	sizes = {ms.name: len(ms.patches) for ms in res.sets}
 	patches = tree.read_series(paths.PATCH_DIR)
-	assert list(sizes) == ['kunit', 'ufs', 'appletalk', 'autofs']
+	assert list(sizes) == ['mm', 'kunit', 'ufs', 'appletalk', 'autofs']
 	assert sum(sizes.values()) == len(patches) - 3    # 0009, 0011, 0016: mainline
+	# The failslab/fail_page_alloc filters and kmemleak_scan_now(), each with its suite.
+	assert sizes['mm'] == 2
 	# fault.h, watch.h and thread.h, which every set's suites use from their first patch on.
 	assert sizes['kunit'] == 3
-	for ms in res.sets[1:]:
+	by = {ms.name: ms for ms in res.sets}
+	assert by['mm'].under == [] and by['kunit'].under == ['mm']
+	for ms in res.sets[2:]:
+		assert ms.under == ['mm', 'kunit'], ms.name
 		assert ms.helper_headers == ['kunit/fault.h', 'kunit/watch.h', 'kunit/thread.h'], ms.name
 		cover = ' '.join(ms.files[0].read_text().split())
 		# Each header once, with the first patch that includes it.
@@ -385,15 +426,14 @@ def test_the_real_series_as_mail(real_cache, tmp_path):
 		for h in ms.helper_headers:
 			assert named.group(1).count(f'<{h}>') == 1, (ms.name, named.group(1))
 	# The helpers set is one list of patches, not fixes and tests.
-	cover = res.sets[0].files[0].read_text()
+	cover = by['kunit'].files[0].read_text()
 	assert 'The tests:' not in cover and '  3/3 kunit: run a test' in cover
 	for ms in res.sets:
 		assert len(ms.files) == len(ms.patches) + 1 and ms.to
 		cover = ms.files[0].read_text()
 		assert '*** SUBJECT HERE ***' not in cover and '*** BLURB HERE ***' not in cover
 		assert f'From: {SENDER}' in cover and 'base-commit: ' in cover
-		assert ('prerequisite-patch-id: ' in cover) == bool(ms.needs_helpers)
-	by = {ms.name: ms for ms in res.sets}
+		assert ('prerequisite-patch-id: ' in cover) == bool(ms.under)
 	assert by['appletalk'].to[0] == 'stable@vger.kernel.org'
 	for ms in res.sets:
 		subject = re.search(r'^Subject: (.*)$', ms.files[0].read_text(), re.M).group(1)

@@ -316,3 +316,35 @@ def test_a_crash_in_the_first_case_does_not_own_the_boot(parser_tree):
 	owned = [x for x in rows(suites).values() if x.reports]
 	assert [[r.kind for r in x.reports] for x in owned] == [['WARN']]
 	assert owned[0].status == results.ERROR
+
+
+KMEMLEAK_SUITE = [
+	'[    1.506169]     KTAP version 1',
+	'[    1.506303]     # Subtest: kmemleak',
+	'[    1.506442]     # module: kmemleak_kunit',
+	'[    1.506487]     1..2',
+	'[   10.684317] kmemleak: 15 new suspected memory leaks (see /sys/kernel/debug/kmemleak)',
+	'[   11.733310]     ok 1 kmemleak_test_scan_and_clear',
+	'[   11.800000] WARNING: CPU: 0 PID: 65 at mm/kmemleak_kunit.c:40 f+0x4b/0x90',
+	'[   11.800001] ---[ end trace 0000000000000000 ]---',
+	'[   11.900000]     ok 2 kmemleak_test_other',
+	'[   11.950000] ok 1 kmemleak',
+]
+
+
+def test_a_detectors_own_suite_expects_its_reports(parser_tree):
+	"""kmemleak's suite leaks on purpose: kmemleak's count in its case is
+	expected; another kind of report there still fails the case."""
+	lines = ['[    0.000000] Linux version 6.12.118', '[    1.500000] KTAP version 1',
+		 '[    1.500001] 1..1'] + KMEMLEAK_SUITE
+	suites, strays = read_console(parser_tree, lines)
+	c = rows(suites)
+	assert strays == []
+	leak = c['kmemleak.kmemleak_test_scan_and_clear']
+	assert leak.status == results.PASS and [r.kind for r in leak.reports] == ['kmemleak']
+	other = c['kmemleak.kmemleak_test_other']
+	assert (other.status, other.flagged) == (results.FAIL, 'WARN report')
+	assert [r.kind for r in other.reports] == ['WARN']
+	assert kernel_reports.expected_kind('kmemleak.x', 'kmemleak')
+	assert not kernel_reports.expected_kind('kmemleak.x', 'WARN')
+	assert not kernel_reports.expected_kind('ufs_faults.x', 'kmemleak')
