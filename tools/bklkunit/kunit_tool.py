@@ -459,14 +459,8 @@ _NESTED_START = re.compile(r'^(\s+)KTAP version \d+\s*$')
 INTERLEAVED_MAX = 4
 
 
-def moved_lines(before: Sequence[Tuple[int, str]], after: Sequence[Tuple[int, str]]) -> int:
-	"""How many lines untangle_headers() moved: those whose place changed,
-	less the header line each move puts after them."""
-	starts = sum(1 for a, b in zip(before, after) if a != b and _NESTED_START.match(b[1]))
-	return max(sum(1 for a, b in zip(before, after) if a != b) - starts, 0)
-
-
-def untangle_headers(kp: ModuleType, pairs: Sequence[Tuple[int, str]]) -> List[Tuple[int, str]]:
+def untangle_headers(kp: ModuleType,
+		     pairs: Sequence[Tuple[int, str]]) -> Tuple[List[Tuple[int, str]], int]:
 	"""The console's KTAP lines (extract_tap_lines' pairs) with any line of
 	other kernel output that landed between a nested document's
 	"KTAP version" line and its "# Subtest:" line or plan moved to just
@@ -477,8 +471,10 @@ def untangle_headers(kp: ModuleType, pairs: Sequence[Tuple[int, str]]) -> List[T
 	less indentation than the header and is no KTAP line; at most
 	INTERLEAVED_MAX of them move, keeping their console line numbers, so
 	nothing is dropped and the line numbers still say where each was
-	printed.  Everything else stays in order."""
+	printed.  Everything else stays in order.  Returns the lines and how
+	many of them it moved."""
 	out = list(pairs)
+	moved = 0
 	i = 0
 	while i < len(out):
 		m = _NESTED_START.match(out[i][1])
@@ -493,9 +489,10 @@ def untangle_headers(kp: ModuleType, pairs: Sequence[Tuple[int, str]]) -> List[T
 		follows = out[j][1][len(indent):] if j < len(out) and out[j][1].startswith(indent) else ''
 		if j > i + 1 and (follows.startswith('# Subtest:') or kp.TEST_PLAN.match(follows)):
 			out[i:j] = out[i + 1:j] + [out[i]]
+			moved += j - i - 1
 			i = j
 		i += 1
-	return out
+	return out, moved
 
 
 def documents(kernel_tree: Path, lines: Sequence[str]) -> Documents:
@@ -518,9 +515,7 @@ def documents(kernel_tree: Path, lines: Sequence[str]) -> Documents:
 	while extracted:
 		n = extracted.line_number()
 		pairs.append((n, extracted.pop()))
-	untangled = untangle_headers(kp, pairs)
-	moved = moved_lines(pairs, untangled)
-	pairs = untangled
+	pairs, moved = untangle_headers(kp, pairs)
 	# Read pairs[:limit], with an empty line after them when pad.  Each
 	# reading after the first pads or reads fewer lines: the readings end.
 	limit, pad = len(pairs), False

@@ -73,7 +73,7 @@ def _pairs(kp, lines: List[str]) -> List[Tuple[int, str]]:
 	while ex:
 		n = ex.line_number()
 		out.append((n, ex.pop()))
-	return kunit_tool.untangle_headers(kp, out)
+	return kunit_tool.untangle_headers(kp, out)[0]
 
 
 # ------------------------------------------------------- where 6.12 loops
