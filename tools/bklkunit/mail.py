@@ -10,8 +10,9 @@ throwaway clone of the prepared tree under $TMPDIR (the prepared tree is
 only read), and each set is checked to apply with plain `git am` on the
 pristine commit, after the sets it stands on: the KUnit helpers set
 after the mm set whose APIs it calls (PREREQ), any other set after both
-where it includes the helpers' headers.  `check()` is check-series' `mail` check: it also runs
-`git send-email --dry-run` on every set.  See docs/mail.md.
+where it includes the helpers' headers.  `check()` is check-series'
+`mail` check: it also runs `git send-email --dry-run` on every set.  See
+docs/mail.md.
 """
 
 import configparser
