@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from . import paths
+from . import mail, paths
 from .ab import OPTION_SET, OPTION_UNSET
 from .errors import UserError
 
@@ -280,8 +280,9 @@ def check(make: Make, srcdir: Path, build_dir: Path, arch: str, log: Path,
 	if proc.returncode != 0:
 		problems.insert(0, f'make vmlinux modules exited {proc.returncode}; see {log}')
 		problems[1:1] = built.errors[:15] or (proc.stdout + proc.stderr).splitlines()[-10:]
-	ours = [k for k in kos if k.startswith(('fs/ufs/', 'fs/autofs/', 'net/appletalk/',
-					     'lib/kunit/', 'mm/'))]
+	# Ours: the modules under a directory of the series' subsystems.
+	dirs = tuple(d for ds in mail.SUBSYSTEMS.values() for d in ds if d.endswith('/'))
+	ours = [k for k in kos if k.startswith(dirs)]
 	summary = (f'{arch}: tinyconfig + {" + ".join("kunit/" + f.name for f in frags)}, '
 		   f'KUNIT={config.get("KUNIT", "n")}: {len(kos)} modules ({", ".join(ours)}), '
 		   f'{len(built.warnings)} modpost warning(s)')
