@@ -477,8 +477,9 @@ class MailSet:
 
 
 def cover_body(ms: MailSet, numbers: Dict[Path, int], requests: Sequence[Request],
-	       debver: str, helpers_subject: str, faults: Sequence[str],
-	       subjects: Optional[Dict[str, str]] = None) -> str:
+	       debver: str, subjects: Dict[str, str], faults: Sequence[str]) -> str:
+	"""The cover letter's text; subjects: {set: its cover's subject} of
+	every set made with it (those it depends on are named)."""
 	n = len(ms.patches)
 	w = len(str(n))
 
@@ -520,15 +521,15 @@ def cover_body(ms: MailSet, numbers: Dict[Path, int], requests: Sequence[Request
 		# "the suites include <a> from patch 08/21, <b> and <c> from patch 10/21 on"
 		what = [f'{and_list([f"<{h}>" for h in hs])} from patch {ref(p)}'
 			for p, hs in first_includes(ms.needs_helpers, ms.helper_headers)]
-		out += [fill(f'Depends on "{helpers_subject}" (the KUnit helpers set, sent '
+		out += [fill(f'Depends on "{subjects.get(HELPERS, "")}" (the KUnit helpers set, sent '
 			     'separately): the suites include ' + and_list(what)
 			     + ' on.  The prerequisite-patch-id below names it.'), '']
 	prereq = PREREQ.get(ms.name)
-	if prereq and prereq in ms.under and subjects and prereq in subjects:
+	if prereq and prereq in ms.under and prereq in subjects:
 		out += [fill(f'Depends on "{subjects[prereq]}" (the {prereq} set, sent '
 			     'separately), whose functions it calls.  The '
 			     'prerequisite-patch-id lines below name its patches.'), '']
-	elif ms.needs_helpers and ms.under[:-1] and subjects:
+	elif ms.needs_helpers and ms.under[:-1]:
 		out += [fill('The helpers set itself applies on '
 			     + and_list([f'"{subjects[u]}"' for u in ms.under[:-1] if u in subjects])
 			     + ', also named below.'), '']
@@ -706,7 +707,6 @@ def make_mail(cache: Path, outdir: Path, patches: Optional[Sequence[Path]] = Non
 		tree.git(clone, 'sparse-checkout', 'set', '--no-cone', *SPARSE,
 			 *[f'/{d}' for prefixes in SUBSYSTEMS.values() for d in prefixes])
 		tree.git(clone, 'checkout', '-q', '--detach', st.pristine)
-		helpers_subject = ''
 		present = [m.name for m in mail_sets]
 		req_by_set: Dict[str, List[Request]] = {}
 		by_subject = {tree.patch_subject(p): p for p in patches}
@@ -748,8 +748,6 @@ def make_mail(cache: Path, outdir: Path, patches: Optional[Sequence[Path]] = Non
 				to = [STABLE] + to
 			ms.to = without(to, [sender])
 			ms.cc = without(cc, [sender] + ms.to)
-			if ms.name == HELPERS:
-				helpers_subject = cover_subject(ms)
 		# Covers and headers, once every set (and every subject) is known.
 		set_subjects = {ms.name: cover_subject(ms) for ms in mail_sets}
 		for ms in mail_sets:
@@ -758,7 +756,7 @@ def make_mail(cache: Path, outdir: Path, patches: Optional[Sequence[Path]] = Non
 			faults = fault_options(sets.get('ufs', []) if ms.name == HELPERS
 					       else ms.patches)
 			body = cover_body(ms, numbers, req_by_set.get(ms.name, []), debver,
-					  helpers_subject, faults, set_subjects)
+					  set_subjects, faults)
 			cover = ms.files[0].read_text()
 			# format-patch signs the cover with the committer (the tool).
 			cover = re.sub(r'^From: .*$', lambda m: f'From: {sender}', cover, count=1,

@@ -236,15 +236,14 @@ def test_the_helpers_cover_names_the_set_under_it(series):
 	ms = mail.MailSet('kunit', mail.SETS['kunit'], sets['kunit'], under=['mm'])
 	numbers = {p: i + 1 for i, p in enumerate(ms.patches)}
 	subjects = {'mm': '[PATCH 0/2] mm: filters', 'kunit': '[PATCH 0/1] kunit: helpers'}
-	body = mail.cover_body(ms, numbers, [], '6.12.118-1~deb12u1', subjects['kunit'], [],
-			       subjects)
+	body = mail.cover_body(ms, numbers, [], '6.12.118-1~deb12u1', subjects, [])
 	flat = ' '.join(body.split())
 	assert 'Depends on "[PATCH 0/2] mm: filters" (the mm set, sent separately)' in flat
 	# A set on the helpers says what the helpers stand on.
 	ufs = mail.MailSet('ufs', mail.SETS['ufs'], sets['ufs'], needs_helpers=[series[4]],
 			   helper_headers=['kunit/fault.h'], under=['mm', 'kunit'])
 	body = mail.cover_body(ufs, {p: i + 1 for i, p in enumerate(ufs.patches)}, [],
-			       '6.12.118-1~deb12u1', subjects['kunit'], [], subjects)
+			       '6.12.118-1~deb12u1', subjects, [])
 	flat = ' '.join(body.split())
 	assert 'Depends on "[PATCH 0/1] kunit: helpers"' in flat
 	assert 'The helpers set itself applies on "[PATCH 0/2] mm: filters"' in flat
@@ -258,7 +257,7 @@ def test_cover_letter_text(series):
 	reqs = mail.read_requests(REQUESTS, KNOWN)
 	numbers = {p: i + 1 for i, p in enumerate(ms.patches)}
 	body = mail.cover_body(ms, numbers, reqs, '6.12.118-1~deb12u1',
-			       '[PATCH 0/1] kunit: helpers', ['CONFIG_FAULT_INJECTION=y'])
+			       {'kunit': '[PATCH 0/1] kunit: helpers'}, ['CONFIG_FAULT_INJECTION=y'])
 	assert '  1/2 ufs: fix a leak\n' in body
 	assert '\nThe tests:\n\n  2/2 ufs: add KUnit tests\n' in body
 	assert ('426f07ad3e2c ("ufs_free_fragments(): fix the braino in sanity check"):\n'
