@@ -72,6 +72,7 @@ class Report:
 	title: str                  # that line without the printk prefix
 	lines: List[str] = field(default_factory=list)    # the report, prefix stripped
 	kinds: List[str] = field(default_factory=list)    # every kind matched inside it
+	expected: bool = False      # made on purpose by the case that owns it (attach)
 
 	@property
 	def label(self) -> str:
@@ -83,9 +84,9 @@ class Report:
 	def where(self) -> str:
 		return f'console line {self.line}'
 
-	def as_dict(self, case: Optional[str] = None, expected: bool = False) -> Dict[str, Any]:
+	def as_dict(self, case: Optional[str] = None) -> Dict[str, Any]:
 		return {'case': case, 'kind': self.kind, 'line': self.line, 'title': self.title,
-			'expected': expected}
+			'expected': self.expected}
 
 
 def kind_of(line: str) -> Optional[str]:
@@ -170,6 +171,8 @@ def attach(suites, found: List[Report],
 		mine = owned.get(id(c), [])
 		before = c.status
 		if EXPECT in c.row:
+			for r in mine:
+				r.expected = True
 			c.reports = mine
 			if not mine and c.status == Outcome.PASS:
 				c.status = Outcome.FAIL
@@ -178,8 +181,10 @@ def attach(suites, found: List[Report],
 			elif mine:
 				touched.append((c, before))
 			continue
-		meant = [r for r in mine if expected_kind(c.row, r.kind)]
-		mine = [r for r in mine if r not in meant]
+		for r in mine:
+			r.expected = expected_kind(c.row, r.kind)
+		meant = [r for r in mine if r.expected]
+		mine = [r for r in mine if not r.expected]
 		if not mine:
 			if meant:
 				c.reports = meant
@@ -221,8 +226,7 @@ def judge(console: Sequence[str], suites: List[Any], res: Any) -> None:
 	touched, strays = attach(suites, find(console), ktap_start(console))
 	for c, before in touched:
 		for r in c.reports:
-			res.reports.append(r.as_dict(c.row, EXPECT in c.row
-						     or expected_kind(c.row, r.kind)))
+			res.reports.append(r.as_dict(c.row))
 		if before == c.status:
 			if c.flagged and f'{c.row}: FAILURE' in res.failures:
 				# Failed anyway (KASAN and UBSAN fail the running test
