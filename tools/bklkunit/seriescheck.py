@@ -191,10 +191,10 @@ class Checker:
 
 	def in_range(self) -> List[Tuple[int, Path, str]]:
 		"""(index, patch, commit) of the patches the per-patch checks take:
-		--from-patch on (commit '' before the series is applied)."""
+		--from-patch to --to-patch (commit '' before the series is applied)."""
 		commits = self.commits or [''] * len(self.patches)
 		return [(i, p, c) for i, (p, c) in enumerate(zip(self.patches, commits))
-			if i >= self.opts.from_patch - 1]
+			if self.opts.takes(i)]
 
 	# -------------------------------------------------------- worktree
 	def worktree(self) -> None:
@@ -613,8 +613,7 @@ def main(args: argparse.Namespace) -> int:
 
 def _checks(ch: Checker, opts: SeriesOptions) -> int:
 	print(f'Series checks: {len(ch.patches)} patches on {ch.main.name}'
-	      + (f' (per-patch checks from patch {opts.from_patch})' if opts.from_patch > 1 else ''),
-	      flush=True)
+	      + opts.range_note(len(ch.patches)), flush=True)
 	try:
 		_run_checks(ch, opts)
 	except BaseException:

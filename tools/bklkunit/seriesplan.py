@@ -202,6 +202,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 	p.add_argument('--from-patch', default=None, metavar='N',
 		       help='start the per-patch checks (checkpatch, fixes, maintainers, build, '
 			    'boot) at patch N (a number, 1 = the first; default 1)')
+	p.add_argument('--to-patch', default=None, metavar='N',
+		       help='end the per-patch checks at patch N (default: the last)')
 	p.add_argument('--no-boot', action='store_true',
 		       help='leave out the boot check (the per-patch builds are not booted)')
 	p.add_argument('--boot-suites', default=BootScope.SUBSYSTEM.value,
@@ -231,12 +233,24 @@ class SeriesOptions:
 	checks: Tuple[str, ...] = tuple(ALL_CHECKS)
 	build_arches: Tuple[str, ...] = (BOOT_ARCH,)
 	from_patch: int = 1
+	to_patch: int = 0             # 0: the last patch
 	scope: BootScope = BootScope.SUBSYSTEM
 	slow: bool = False
 	boot_timeout: int = BOOT_TIMEOUT
 
 	def wants(self, check: str) -> bool:
 		return check in self.checks
+
+	def takes(self, index: int) -> bool:
+		"""Whether the per-patch checks take the patch at 0-based index."""
+		return self.from_patch - 1 <= index and (not self.to_patch or index < self.to_patch)
+
+	def range_note(self, patches: int) -> str:
+		"""' (per-patch checks on patches A-B)' when not all of them, else ''."""
+		last = self.to_patch or patches
+		if self.from_patch == 1 and last == patches:
+			return ''
+		return f' (per-patch checks on patches {self.from_patch}-{last})'
 
 	@classmethod
 	def from_args(cls, args: argparse.Namespace, patches: int) -> 'SeriesOptions':
@@ -272,7 +286,14 @@ class SeriesOptions:
 			first = _whole(a['from_patch'], '--from-patch', 1)
 			if first > patches:
 				raise UserError(f'--from-patch {first}: the series has {patches} patches')
-		return cls(tuple(checks), arches, first, BootScope(a.get('boot_suites') or
+		last = 0
+		if a.get('to_patch') is not None:
+			last = _whole(a['to_patch'], '--to-patch', 1)
+			if last > patches:
+				raise UserError(f'--to-patch {last}: the series has {patches} patches')
+			if last < first:
+				raise UserError(f'--to-patch {last} is before --from-patch {first}')
+		return cls(tuple(checks), arches, first, last, BootScope(a.get('boot_suites') or
 							     BootScope.SUBSYSTEM),
 			   bool(a.get('boot_slow')),
 			   _whole(a.get('boot_timeout') or BOOT_TIMEOUT, '--boot-timeout', 1))

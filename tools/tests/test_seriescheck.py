@@ -151,6 +151,15 @@ def test_the_per_patch_builds_of_each_arch_and_the_boots_after_x86_64(tmp_path, 
 	assert c._build_dir('arm') != c._build_dir('x86_64')
 
 
+def test_to_patch_ends_the_per_patch_checks(tmp_path, monkeypatch):
+	from bklkunit.seriesplan import SeriesOptions
+	opts = SeriesOptions(checks=('apply', 'build'), build_arches=('arm',), to_patch=2)
+	c = _checker(tmp_path, monkeypatch, opts)
+	c.check_build()
+	assert [s for s in c.calls if s[0] == 'build'] == [('build', 'arm', '0001'),
+							   ('build', 'arm', '0002')]
+
+
 def test_no_boot_builds_only(tmp_path, monkeypatch):
 	from bklkunit.seriesplan import SeriesOptions
 	c = _checker(tmp_path, monkeypatch, SeriesOptions(checks=('apply', 'build')))

@@ -213,6 +213,13 @@ def test_no_boot_and_the_range():
 	o = SeriesOptions.from_args(args('--no-boot', '--from-patch', '51'), 53)
 	assert not o.wants('boot') and o.wants('build') and o.from_patch == 51
 	assert SeriesOptions.from_args(args('--from-patch=53'), 53).from_patch == 53
+	assert o.range_note(53) == ' (per-patch checks on patches 51-53)'
+	o = SeriesOptions.from_args(args('--no-boot', '--to-patch', '19'), 53)
+	assert (o.from_patch, o.to_patch) == (1, 19) and o.takes(18) and not o.takes(19)
+	assert o.range_note(53) == ' (per-patch checks on patches 1-19)'
+	o = SeriesOptions.from_args(args('--from-patch=20', '--to-patch=20'), 53)
+	assert [i for i in range(53) if o.takes(i)] == [19]
+	assert SeriesOptions.from_args(args(), 53).range_note(53) == ''
 
 
 @pytest.mark.parametrize('argv, message', [
@@ -228,6 +235,9 @@ def test_no_boot_and_the_range():
 	(['--from-patch=0'], '--from-patch: must be at least 1, not 0'),
 	(['--from-patch=x'], "--from-patch: not a whole number: 'x'"),
 	(['--from-patch=54'], '--from-patch 54: the series has 53 patches'),
+	(['--to-patch=54'], '--to-patch 54: the series has 53 patches'),
+	(['--to-patch=0'], '--to-patch: must be at least 1, not 0'),
+	(['--from-patch=9', '--to-patch=8'], '--to-patch 8 is before --from-patch 9'),
 	(['--boot-timeout=0'], '--boot-timeout: must be at least 1'),
 ])
 def test_bad_options_are_one_clear_error(argv, message):
