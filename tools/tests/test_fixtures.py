@@ -860,15 +860,17 @@ def test_check_names_what_differs(image_set, tmp_path):
 	c_list = carried.derive_set(images)
 	c_list[0].data = bytes(len(c_list[0].data))         # every data sector zeroed
 	c_file = tmp_path / 'f.c'
-	c_file.write_text(carried.emit_c(c_list[:-1], 'v'))  # and the last image left out
+	text = carried.emit_c(c_list[:-1], 'v')               # and the last image left out
+	c_file.write_text(text)
 	problems = carried.check(c_file, images)
 	assert problems[0] == f'{images[0].name}: differs first at byte 0 (sector 0)'
 	assert problems[-1] == f'{images[-1].name}: not carried'
 	# the copies made of it differ too, where they read through to it
-	copies = [im.name for im in images[:-1] if im.corrupt and
-		  carried.derive_set(images)[images.index(im)].base == images[0].name]
+	derived = carried.derive_set(images)
+	copies = [im.name for im, d in zip(images[:-1], derived) if im.corrupt and
+		  d.base == images[0].name]
 	assert sorted(p.split(':')[0] for p in problems[1:-1]) == sorted(copies)
-	c_file.write_text(carried.emit_c(c_list, 'v').replace(' },\n', ' }\n', 1))
+	c_file.write_text(text.replace(' },\n', ' }\n', 1))
 	assert carried.check(c_file, images)[0].startswith('not a carried image set: line ')
 	assert carried.check(tmp_path / 'none.c', images) == \
 		['cannot read it: No such file or directory']
