@@ -8,16 +8,21 @@ series head for x86_64 with the `faults` profile's configuration and boots
 every suite and case of it (seriesboot.py, through run.boot: the same
 result model), and a `run` of x86_64 would build a second configuration
 from cold on a new machine, for the same cases.  Those cases are counted
-from the head's boot record (boots.json) on their own line."""
+from the head's boot record (boots.json) on their own line.
+
+pytest runs beside check-series (one process on one core, while
+check-series' first steps - apply, checkpatch - use one core too): its
+output goes to pytest.log, and its closing lines are printed when it ends."""
 
 import argparse
 import json
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
 
 from . import deps, paths, tree
 from .results import ArchStatus
@@ -35,19 +40,54 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 		       help='comma list of steps to leave out: pytest, series, kunit')
 
 
-def _run(cmd: List[str], log: Path) -> Tuple[int, str]:
-	print('$ ' + ' '.join(cmd), flush=True)
+def _run(cmd: List[str], log: Path, echo: bool = True) -> Tuple[int, str]:
+	"""cmd's exit status and output, written to log (and to stdout with echo)."""
+	print('$ ' + ' '.join(cmd) + ('' if echo else f'  (beside what follows; output: {log})'),
+	      flush=True)
 	proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
 				errors='replace', cwd=paths.REPO)
 	assert proc.stdout is not None
 	out = []
 	with open(log, 'w') as f:
 		for line in proc.stdout:
-			sys.stdout.write(line)
-			sys.stdout.flush()
+			if echo:
+				sys.stdout.write(line)
+				sys.stdout.flush()
 			f.write(line)
 			out.append(line)
 	return proc.wait(), ''.join(out)
+
+
+def _beside(cmd: List[str], log: Path) -> Callable[[], Tuple[int, str]]:
+	"""_run(cmd, log) started in a thread, its output not echoed; returns
+	the function that waits for it and gives what _run gave."""
+	got: List[Tuple[int, str]] = []
+	t = threading.Thread(target=lambda: got.append(_run(cmd, log, echo=False)), daemon=True)
+	t.start()
+
+	def wait() -> Tuple[int, str]:
+		t.join()
+		return got[0] if got else (1, 'the step died before its output was read\n')
+	return wait
+
+
+# pytest's lines printed when it ran beside check-series: all of them when it
+# failed (its failure report), else this many (its closing line).
+PYTEST_TAIL = 3
+
+
+def _pytest_step(wait: Callable[[], Tuple[int, str]]) -> Tuple[str, int, int]:
+	rc, out = wait()
+	lines = out.splitlines(keepends=True)
+	print('\n== pytest (ran beside the steps above)', flush=True)
+	sys.stdout.write(''.join(lines if rc != 0 else lines[-PYTEST_TAIL:]))
+	sys.stdout.flush()
+	p, f = counts_from(out)
+	if rc != 0 and f == 0:
+		f = 1   # pytest died before its summary (or ran nothing)
+	if rc == 5 or p + f == 0:
+		f = max(f, 1)
+	return ('pytest', p, f)
 
 
 def counts_from(output: str) -> Tuple[int, int]:
@@ -97,15 +137,10 @@ def main(args: argparse.Namespace) -> int:
 	if rc != 0:
 		steps.append(('prepare', 0, 1))
 
+	pytest = None
 	if 'pytest' not in skip:
-		rc, out = _run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider',
-				'tools/tests'], logdir / 'pytest.log')
-		p, f = counts_from(out)
-		if rc != 0 and f == 0:
-			f = 1   # pytest died before its summary (or ran nothing)
-		if rc == 5 or p + f == 0:
-			f = max(f, 1)
-		steps.append(('pytest', p, f))
+		pytest = _beside([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider',
+				  'tools/tests'], logdir / 'pytest.log')
 
 	if 'series' not in skip:
 		records = cache / 'series' / 'boots.json'
@@ -118,6 +153,8 @@ def main(args: argparse.Namespace) -> int:
 		head = head_boot_counts(records, tree.read_series(paths.PATCH_DIR)[-1].name)
 		if head is not None:
 			steps.append((f'KUnit cases ({BOOT_ARCH}, head)', head[0], head[1]))
+	if pytest is not None:
+		steps.insert(1 if steps and steps[0][0] == 'prepare' else 0, _pytest_step(pytest))
 
 	if 'kunit' not in skip:
 		rdir = logdir / 'kunit'

@@ -19,7 +19,7 @@ def _fake(monkeypatch, outputs, head_boot=None):
 	outputs; check-series writes head_boot (a boots.json record) if given."""
 	seen = []
 
-	def run(cmd, log):
+	def run(cmd, log, echo=True):
 		verb = 'pytest' if '-m' in cmd else cmd[2]
 		seen.append(verb)
 		rc, out = outputs[verb]
@@ -36,6 +36,11 @@ def _fake(monkeypatch, outputs, head_boot=None):
 				 'passed': 5, 'failed': 0, 'crashed': 0}]}))
 		return rc, out
 	monkeypatch.setattr(selftest, '_run', run)
+
+	def beside(cmd, log):         # at once, so that the order is the same every time
+		got = run(cmd, log, echo=False)
+		return lambda: got
+	monkeypatch.setattr(selftest, '_beside', beside)
 	monkeypatch.setattr(deps, 'ensure', lambda pkgs, allow_install=True: None)
 	return seen
 
@@ -67,6 +72,23 @@ def test_skip_leaves_steps_out_but_never_prepare(tmp_path, monkeypatch, capsys):
 	assert selftest.main(_args(tmp_path, skip='series,kunit')) == 0
 	assert seen == ['prepare', 'pytest']
 	assert capsys.readouterr().out.splitlines()[-1] == '1 passed, 0 failed'
+
+
+def test_a_step_beside_the_others_is_logged_not_echoed_and_waited_for(tmp_path, capsys):
+	import sys
+	log = tmp_path / 'p.log'
+	wait = selftest._beside([sys.executable, '-c', 'print("a"); print("3 passed in 1s")'], log)
+	rc, out = wait()
+	assert (rc, out) == (0, 'a\n3 passed in 1s\n') and log.read_text() == out
+	printed = capsys.readouterr().out
+	assert 'beside what follows' in printed and '\na\n' not in printed
+	assert selftest._pytest_step(lambda: (0, 'x\n' * 9 + '3 passed in 1s\n')) == ('pytest', 3, 0)
+	assert capsys.readouterr().out.splitlines()[-1] == '3 passed in 1s'
+	# failed: the whole report is printed
+	assert selftest._pytest_step(lambda: (1, 'E boom\n' + 'x\n' * 9 + '1 failed\n')) == \
+		('pytest', 0, 1)
+	assert 'E boom' in capsys.readouterr().out
+	assert selftest._pytest_step(lambda: (2, 'interrupted\n'))[2] == 1
 
 
 def test_counts_from_reads_pytest_and_our_closing_lines():
