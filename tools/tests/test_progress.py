@@ -324,13 +324,17 @@ def test_progress_interval_option():
 
 # Prints x, its pid (its process group's id) and that of a child that
 # ignores SIGINT from its start (as a grandchild of kunit.py might), then
-# waits for ever.
-TREE = ('import os, signal, subprocess, time; print("x", flush=True); '
-	'print(os.getpid(), flush=True); child = subprocess.Popen(["sleep", "1000"], '
-	'preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)); '
-	'print(child.pid, flush=True); time.sleep(1000)')
+# waits for ever.  It takes SIGINT as KeyboardInterrupt whatever it
+# inherited: a Python started with SIGINT ignored keeps it ignored (seen
+# once in a `make test` started in the background), and would then be
+# the DEAF command below.
+_TREE = ('import os, signal, subprocess, time; print("x", flush=True); '
+	 'print(os.getpid(), flush=True); child = subprocess.Popen(["sleep", "1000"], '
+	 'preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)); '
+	 'print(child.pid, flush=True); time.sleep(1000)')
+TREE = 'import signal; signal.signal(signal.SIGINT, signal.default_int_handler); ' + _TREE
 # The same, but the command itself ignores SIGINT.
-DEAF = 'import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); ' + TREE
+DEAF = 'import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); ' + _TREE
 # Prints its pid, closes its output, waits for ever.
 CLOSED = ('import os, time; print(os.getpid(), flush=True); os.close(1); os.close(2); '
 	  'time.sleep(1000)')
