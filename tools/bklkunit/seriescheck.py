@@ -34,7 +34,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, NamedTuple, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from . import commitmsg, deps, mail, paths, progress, seriesboot, seriesmodules, seriesplan, tree
 from .errors import UserError
@@ -174,6 +174,9 @@ class Checker:
 		self._pool: Optional[ThreadPoolExecutor] = None
 		self._booting: Optional[Booting] = None
 		self._kunit_tool_patched: Optional[bool] = None     # _serial_boot
+		# arch -> the commit whose olddefconfig made its build directory's
+		# .config (_config_current).
+		self._config_at: Dict[str, str] = {}
 
 	def add(self, name: str, ok: bool, detail: str = '', seconds: float = 0.0,
 		note: str = '') -> Check:
@@ -288,6 +291,19 @@ class Checker:
 				   and arch == BOOT_ARCH and self.opts.wants('boot'):
 					self._boot_patch(i, p, c)
 
+	def _config_current(self, arch: str, commit: str) -> bool:
+		"""Whether arch's .config is what olddefconfig of the full
+		configuration would make at commit: it made it at a commit whose
+		Kconfig files are the same (the usual step from one patch to the
+		next), so the copy and the olddefconfig (a make of their own, 5-7 s
+		a patch) are left out."""
+		at = self._config_at.get(arch)
+		if not at or not commit:
+			return False
+		changed = tree.git(self.wt, 'diff', '--name-only', at, commit).stdout.split()
+		return not any(Path(f).name.startswith('Kconfig') or f.startswith('scripts/kconfig/')
+			       for f in changed)
+
 	def _build_dir(self, arch: str) -> Path:
 		"""One build directory per arch (ccache is shared: build_env)."""
 		return self.build_root / 'debian' / arch
@@ -323,10 +339,16 @@ class Checker:
 		log = self.logdir / (f'build-{p.stem}.log' if arch == BOOT_ARCH
 				     else f'build-{arch}-{p.stem}.log')
 		log.write_text('')
-		shutil.copyfile(full, bdir / '.config')
-		proc = self._make(bdir, arch, ['olddefconfig'], [], log, self.wt)
-		if proc.returncode == 0:
+		if self._config_current(arch, c):
 			proc = self._make(bdir, arch, [], [], log, self.wt)
+		else:
+			self._config_at.pop(arch, None)
+			shutil.copyfile(full, bdir / '.config')
+			proc = self._make(bdir, arch, ['olddefconfig'], [], log, self.wt)
+			if proc.returncode == 0:
+				if c:
+					self._config_at[arch] = c
+				proc = self._make(bdir, arch, [], [], log, self.wt)
 		if proc.returncode != 0:
 			self.add(name, False, f'see {log}\n' +
 				 '\n'.join((proc.stdout + proc.stderr).splitlines()[-25:]),
@@ -455,6 +477,8 @@ class Checker:
 	def _preexisting(self, bdir: Path, arch: str, commit: str, objs: List[str],
 			 log: Path) -> set:
 		"""W=1 warnings (as _key) of @objs built from @commit's parent."""
+		# Its make syncs .config with the parent's Kconfig files.
+		self._config_at.pop(arch, None)
 		tree.git(self.wt, 'checkout', '-q', '--detach', f'{commit}^')
 		try:
 			have = [o for o in objs if (self.wt / (o[:-2] + '.c')).exists()]

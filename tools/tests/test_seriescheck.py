@@ -285,6 +285,47 @@ def test_a_series_that_changes_kunit_tool_boots_one_patch_at_a_time(tmp_path, mo
 		'boot 0001', 'boot 0002', 'boot 0003']
 
 
+def test_olddefconfig_runs_again_only_where_kconfig_files_changed(tmp_path, monkeypatch):
+	"""The full configuration is copied and olddefconfig'd at the first
+	patch, then only at a patch whose Kconfig files differ from those of
+	the commit it was last made at, and after a parent's W=1 build."""
+	import subprocess
+	from pathlib import Path
+	from bklkunit import tree
+	c = seriescheck.Checker.__new__(seriescheck.Checker)
+	c.wt, c.build_root, c.logdir = tmp_path / 'wt', tmp_path / 'build', tmp_path / 'logs'
+	c.logdir.mkdir()
+	c.results, c._config_at = [], {}
+	c.args = type('A', (), {'no_ccache': True, 'verbose': False})()
+	full = tmp_path / 'config.full'
+	full.write_text('CONFIG_X=y\n')
+	bdir = c._build_dir('arm')
+	bdir.mkdir(parents=True)
+	changed = {('c1', 'c2'): 'fs/ufs/super.c\n', ('c2', 'c3'): 'fs/ufs/super.c\n',
+		   ('c1', 'c3'): 'fs/ufs/Kconfig\nfs/ufs/super.c\n',
+		   ('c3', 'c4'): 'scripts/kconfig/conf.c\n'}
+
+	def git(wt, *a, **k):
+		return subprocess.CompletedProcess(a, 0, changed[a[2:4]] if a[0] == 'diff' else '', '')
+	monkeypatch.setattr(tree, 'git', git)
+	made = []
+
+	def make(bdir, arch, targets, extra, log, srcdir):
+		made.append(' '.join(targets) or 'all')
+		if targets == ['olddefconfig']:
+			assert (bdir / '.config').read_text() == full.read_text()
+		(bdir / '.config').write_text('resolved\n')
+		return subprocess.CompletedProcess([], 0, '', '')
+	monkeypatch.setattr(c, '_make', make)
+	for commit in ('c1', 'c2', 'c3', 'c4'):
+		assert c._build_patch('arm', Path(f'{commit}-x.patch'), commit, full)
+	# c2: same Kconfig files as c1; c3: fs/ufs/Kconfig differs from c1's; c4: the kconfig tool
+	assert made == ['olddefconfig', 'all', 'all', 'olddefconfig', 'all', 'olddefconfig', 'all']
+	assert c._config_at == {'arm': 'c4'}
+	c._preexisting(bdir, 'arm', 'c4', [], tmp_path / 'log')
+	assert c._config_at == {}
+
+
 def test_the_series_check_builds_share_one_ccache_across_arches(tmp_path):
 	"""Each arch builds in its own directory, every make with the same
 	CCACHE_DIR (build_env) and the arch's own compiler under ccache."""
