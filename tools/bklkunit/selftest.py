@@ -10,12 +10,18 @@ result model), and a `run` of x86_64 would build a second configuration
 from cold on a new machine, for the same cases.  Those cases are counted
 from the head's boot record (boots.json) on their own line.
 
-pytest runs beside check-series (one process on one core, while
-check-series' first steps - apply, checkpatch - use one core too): its
-output goes to pytest.log, and its closing lines are printed when it ends."""
+pytest and then the KUnit run on the CI arches run beside check-series,
+one after the other in a thread of their own: pytest is one process on
+one core while check-series' first steps (apply, checkpatch) use one core
+too, and the run's cold build of another arch, at a lower priority
+(RUN_NICE), takes the core check-series' per-patch builds leave idle
+while they link (single-threaded) and while a boot's guest sleeps.  Their
+output goes to pytest.log and kunit.log; their closing lines are printed
+when check-series has ended and they have."""
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -40,12 +46,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 		       help='comma list of steps to leave out: pytest, series, kunit')
 
 
-def _run(cmd: List[str], log: Path, echo: bool = True) -> Tuple[int, str]:
+# The niceness of the KUnit run beside check-series: it gets what the
+# series' builds and boots leave of the CPUs, so that it does not lengthen
+# them (nice works between the processes of one session: `make test`'s
+# children are all in its session).
+RUN_NICE = 10
+
+
+def _run(cmd: List[str], log: Path, echo: bool = True, nice: int = 0) -> Tuple[int, str]:
 	"""cmd's exit status and output, written to log (and to stdout with echo)."""
-	print('$ ' + ' '.join(cmd) + ('' if echo else f'  (beside what follows; output: {log})'),
-	      flush=True)
+	print('$ ' + ' '.join(cmd) + ('' if echo else f'  (beside what follows; output: {log})')
+	      + (f' (nice {nice})' if nice else ''), flush=True)
 	proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-				errors='replace', cwd=paths.REPO)
+				errors='replace', cwd=paths.REPO,
+				preexec_fn=(lambda: os.nice(nice) and None) if nice else None)
 	assert proc.stdout is not None
 	out = []
 	with open(log, 'w') as f:
@@ -58,17 +72,35 @@ def _run(cmd: List[str], log: Path, echo: bool = True) -> Tuple[int, str]:
 	return proc.wait(), ''.join(out)
 
 
-def _beside(cmd: List[str], log: Path) -> Callable[[], Tuple[int, str]]:
-	"""_run(cmd, log) started in a thread, its output not echoed; returns
-	the function that waits for it and gives what _run gave."""
-	got: List[Tuple[int, str]] = []
-	t = threading.Thread(target=lambda: got.append(_run(cmd, log, echo=False)), daemon=True)
-	t.start()
+Waiter = Callable[[], Tuple[int, str]]
 
-	def wait() -> Tuple[int, str]:
-		t.join()
-		return got[0] if got else (1, 'the step died before its output was read\n')
-	return wait
+
+def _beside(cmds: List[Tuple[List[str], Path, int]]) -> List[Waiter]:
+	"""Each (cmd, log, nice) run by _run, one after the other, in a thread
+	beside the caller, their output not echoed; returns one function per
+	command, which waits for that command and gives what _run gave (a
+	command that cannot be started gives status 1 and why, and the next
+	one still runs)."""
+	got: List[Tuple[int, str]] = [(1, 'the step did not run\n')] * len(cmds)
+	done = [threading.Event() for _ in cmds]
+
+	def chain() -> None:
+		for i, (cmd, log, nice) in enumerate(cmds):
+			try:
+				got[i] = _run(cmd, log, echo=False, nice=nice)
+			except (OSError, subprocess.SubprocessError) as e:
+				got[i] = (1, f'{cmd[0]} could not be run: {e}\n')
+			finally:
+				done[i].set()
+
+	threading.Thread(target=chain, daemon=True).start()
+
+	def waiter(i: int) -> Waiter:
+		def wait() -> Tuple[int, str]:
+			done[i].wait()
+			return got[i]
+		return wait
+	return [waiter(i) for i in range(len(cmds))]
 
 
 # pytest's lines printed when it ran beside check-series: all of them when it
@@ -76,18 +108,46 @@ def _beside(cmd: List[str], log: Path) -> Callable[[], Tuple[int, str]]:
 PYTEST_TAIL = 3
 
 
-def _pytest_step(wait: Callable[[], Tuple[int, str]]) -> Tuple[str, int, int]:
-	rc, out = wait()
+def _print_beside(name: str, rc: int, out: str, tail: Optional[int]) -> None:
+	"""What a step that ran beside the others printed: all of it when it
+	failed or tail is None, else its last tail lines."""
 	lines = out.splitlines(keepends=True)
-	print('\n== pytest (ran beside the steps above)', flush=True)
-	sys.stdout.write(''.join(lines if rc != 0 else lines[-PYTEST_TAIL:]))
+	print(f'\n== {name} (ran beside the steps above)', flush=True)
+	sys.stdout.write(''.join(lines if rc != 0 or tail is None else lines[-tail:]))
 	sys.stdout.flush()
+
+
+def _pytest_step(wait: Waiter) -> Tuple[str, int, int]:
+	rc, out = wait()
+	_print_beside('pytest', rc, out, PYTEST_TAIL)
 	p, f = counts_from(out)
 	if rc != 0 and f == 0:
 		f = 1   # pytest died before its summary (or ran nothing)
 	if rc == 5 or p + f == 0:
 		f = max(f, 1)
 	return ('pytest', p, f)
+
+
+def _kunit_step(wait: Waiter, rdir: Path, arches: List[str]) -> Tuple[str, int, int]:
+	"""The KUnit run's line, from its summary.json: every arch's cases,
+	and a failure for an arch that did not pass with no case to blame."""
+	rc, out = wait()
+	_print_beside('kunit.py run', rc, out, None)
+	p = f = 0
+	try:
+		summary = json.loads((rdir / 'summary.json').read_text())
+		for a in summary['arches']:
+			if a['status'] == ArchStatus.SKIPPED_PROFILE:
+				continue     # the profile does not exist there: no verdict
+			p += a['passed']
+			f += a['failed'] + a['crashed']
+			if a['status'] != ArchStatus.PASS and a['failed'] + a['crashed'] == 0:
+				f += 1   # a build failure, timeout or crash with no case to blame
+	except (OSError, ValueError, KeyError):
+		f += 1
+	if rc != 0 and f == 0:
+		f = 1
+	return (f'KUnit cases ({",".join(arches)})', p, f)
 
 
 def counts_from(output: str) -> Tuple[int, int]:
@@ -137,10 +197,17 @@ def main(args: argparse.Namespace) -> int:
 	if rc != 0:
 		steps.append(('prepare', 0, 1))
 
-	pytest = None
+	beside: List[Tuple[List[str], Path, int]] = []
 	if 'pytest' not in skip:
-		pytest = _beside([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider',
-				  'tools/tests'], logdir / 'pytest.log')
+		beside.append(([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider',
+				'tools/tests'], logdir / 'pytest.log', 0))
+	rdir = logdir / 'kunit'
+	if 'kunit' not in skip:
+		beside.append((KUNIT + ['run', f'--arch={",".join(arches)}', '--results-dir',
+					str(rdir)] + common, logdir / 'kunit.log', RUN_NICE))
+	waits = _beside(beside) if beside else []
+	pytest = waits.pop(0) if 'pytest' not in skip else None
+	kunit = waits.pop(0) if 'kunit' not in skip else None
 
 	if 'series' not in skip:
 		records = cache / 'series' / 'boots.json'
@@ -155,26 +222,8 @@ def main(args: argparse.Namespace) -> int:
 			steps.append((f'KUnit cases ({BOOT_ARCH}, head)', head[0], head[1]))
 	if pytest is not None:
 		steps.insert(1 if steps and steps[0][0] == 'prepare' else 0, _pytest_step(pytest))
-
-	if 'kunit' not in skip:
-		rdir = logdir / 'kunit'
-		rc, out = _run(KUNIT + ['run', f'--arch={",".join(arches)}', '--results-dir',
-					str(rdir)] + common, logdir / 'kunit.log')
-		p = f = 0
-		try:
-			summary = json.loads((rdir / 'summary.json').read_text())
-			for a in summary['arches']:
-				if a['status'] == ArchStatus.SKIPPED_PROFILE:
-					continue     # the profile does not exist there: no verdict
-				p += a['passed']
-				f += a['failed'] + a['crashed']
-				if a['status'] != ArchStatus.PASS and a['failed'] + a['crashed'] == 0:
-					f += 1   # a build failure, timeout or crash with no case to blame
-		except (OSError, ValueError, KeyError):
-			f += 1
-		if rc != 0 and f == 0:
-			f = 1
-		steps.append((f'KUnit cases ({",".join(arches)})', p, f))
+	if kunit is not None:
+		steps.append(_kunit_step(kunit, rdir, arches))
 
 	print('\nSummary')
 	for name, p, f in steps:

@@ -19,9 +19,9 @@ def _fake(monkeypatch, outputs, head_boot=None):
 	outputs; check-series writes head_boot (a boots.json record) if given."""
 	seen = []
 
-	def run(cmd, log, echo=True):
+	def run(cmd, log, echo=True, nice=0):
 		verb = 'pytest' if '-m' in cmd else cmd[2]
-		seen.append(verb)
+		seen.append(verb + (f' (nice {nice})' if nice else ''))
 		rc, out = outputs[verb]
 		if verb == 'check-series' and head_boot is not None:
 			f = Path(cmd[cmd.index('--cache-dir') + 1]) / 'series' / 'boots.json'
@@ -37,9 +37,9 @@ def _fake(monkeypatch, outputs, head_boot=None):
 		return rc, out
 	monkeypatch.setattr(selftest, '_run', run)
 
-	def beside(cmd, log):         # at once, so that the order is the same every time
-		got = run(cmd, log, echo=False)
-		return lambda: got
+	def beside(cmds):             # at once, so that the order is the same every time
+		return [(lambda got=run(cmd, log, echo=False, nice=nice): got)
+			for cmd, log, nice in cmds]
 	monkeypatch.setattr(selftest, '_beside', beside)
 	monkeypatch.setattr(deps, 'ensure', lambda pkgs, allow_install=True: None)
 	return seen
@@ -51,7 +51,8 @@ def test_the_tree_is_prepared_before_pytest_reads_its_parser(tmp_path, monkeypat
 				   'check-series': (0, '3 passed, 0 failed\n'),
 				   'run': (0, '')})
 	assert selftest.main(_args(tmp_path)) == 0
-	assert seen == ['prepare', 'pytest', 'check-series', 'run']
+	# pytest, then the KUnit run at a lower priority, beside check-series
+	assert seen == ['prepare', 'pytest', f'run (nice {selftest.RUN_NICE})', 'check-series']
 	assert capsys.readouterr().out.splitlines()[-1] == '15 passed, 0 failed'
 
 
@@ -74,14 +75,22 @@ def test_skip_leaves_steps_out_but_never_prepare(tmp_path, monkeypatch, capsys):
 	assert capsys.readouterr().out.splitlines()[-1] == '1 passed, 0 failed'
 
 
-def test_a_step_beside_the_others_is_logged_not_echoed_and_waited_for(tmp_path, capsys):
+def test_steps_beside_the_others_run_in_turn_logged_not_echoed_and_waited_for(tmp_path,
+										       capsys):
 	import sys
-	log = tmp_path / 'p.log'
-	wait = selftest._beside([sys.executable, '-c', 'print("a"); print("3 passed in 1s")'], log)
-	rc, out = wait()
-	assert (rc, out) == (0, 'a\n3 passed in 1s\n') and log.read_text() == out
+	code = ('import os, sys; print(sys.argv[1], "nice", os.nice(0)); '
+		'print("3 passed in 1s"); sys.exit(int(sys.argv[2]))')
+	a, b = tmp_path / 'a.log', tmp_path / 'b.log'
+	wait_a, wait_b = selftest._beside([([sys.executable, '-c', code, 'a', '0'], a, 0),
+					   ([sys.executable, '-c', code, 'b', '3'], b, 5)])
+	base = __import__('os').nice(0)
+	assert wait_b() == (3, f'b nice {base + 5}\n3 passed in 1s\n') and b.read_text() == \
+		wait_b()[1]
+	assert wait_a() == (0, f'a nice {base}\n3 passed in 1s\n') and a.read_text() == \
+		wait_a()[1]
 	printed = capsys.readouterr().out
-	assert 'beside what follows' in printed and '\na\n' not in printed
+	assert printed.count('beside what follows') == 2 and '(nice 5)' in printed
+	assert 'a nice' not in printed
 	assert selftest._pytest_step(lambda: (0, 'x\n' * 9 + '3 passed in 1s\n')) == ('pytest', 3, 0)
 	assert capsys.readouterr().out.splitlines()[-1] == '3 passed in 1s'
 	# failed: the whole report is printed
@@ -89,6 +98,28 @@ def test_a_step_beside_the_others_is_logged_not_echoed_and_waited_for(tmp_path, 
 		('pytest', 0, 1)
 	assert 'E boom' in capsys.readouterr().out
 	assert selftest._pytest_step(lambda: (2, 'interrupted\n'))[2] == 1
+
+
+def test_a_step_beside_that_cannot_start_fails_and_the_next_still_runs(tmp_path):
+	import sys
+	gone, ok = selftest._beside([([str(tmp_path / 'no-such-command')], tmp_path / 'a.log', 0),
+				     ([sys.executable, '-c', 'print(1)'], tmp_path / 'b.log', 0)])
+	rc, out = gone()
+	assert rc == 1 and 'could not be run' in out and out.count('\n') == 1
+	assert ok() == (0, '1\n')
+
+
+def test_the_kunit_runs_whole_output_is_printed_and_its_summary_counted(tmp_path, capsys):
+	(tmp_path / 'summary.json').write_text(json.dumps({'arches': [
+		{'arch': 'arm', 'status': 'PASS', 'passed': 7, 'failed': 0, 'crashed': 0},
+		{'arch': 'arm64', 'status': 'BUILD_FAILED', 'passed': 0, 'failed': 0, 'crashed': 0}]}))
+	out = ''.join(f'line {i}\n' for i in range(40))
+	assert selftest._kunit_step(lambda: (1, out), tmp_path, ['arm', 'arm64']) == \
+		('KUnit cases (arm,arm64)', 7, 1)
+	printed = capsys.readouterr().out
+	assert 'line 0\n' in printed and 'line 39\n' in printed
+	# no summary at all (the run died): a failure
+	assert selftest._kunit_step(lambda: (0, ''), tmp_path / 'none', ['arm'])[2] == 1
 
 
 def test_counts_from_reads_pytest_and_our_closing_lines():
@@ -115,7 +146,10 @@ def test_the_series_heads_boot_counts_as_x86_64s_cases(tmp_path, monkeypatch, ca
 	out = capsys.readouterr().out.splitlines()
 	assert [l.split()[:4] for l in out if 'head)' in l] == [['KUnit', 'cases', '(x86_64,', 'head)']]
 	assert out[-1] == f'{7 + 3 + 300 + 5} passed, {1 + 3} failed'
-	assert seen == ['prepare', 'pytest', 'check-series', 'run']
+	assert seen == ['prepare', 'pytest', f'run (nice {selftest.RUN_NICE})', 'check-series']
+	# the lines in the order of the steps, whichever ended first
+	assert [l.split()[0] for l in out[out.index('Summary') + 1:-2]] == \
+		['pytest', 'series', 'KUnit', 'KUnit']
 
 
 def test_no_head_line_without_this_runs_boot_of_the_head(tmp_path, monkeypatch, capsys):
