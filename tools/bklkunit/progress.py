@@ -221,6 +221,23 @@ _running_lock = threading.Lock()
 _stopping = threading.Event()
 
 
+def _keep_niceness(pid: int) -> None:
+	"""Give the new session of command pid (start_new_session) the
+	niceness of this process.  With the scheduler's autogroups (on in
+	Debian's kernels) a session is a group of its own, which competes with
+	the other sessions as an equal whatever the niceness of its processes:
+	a command started at nice 10 beside a build would take half the CPUs.
+	The group's niceness is /proc/<pid>/autogroup, which covers every
+	process of the session, those it forked already included."""
+	nice = os.nice(0)
+	if nice:
+		try:
+			with open(f'/proc/{pid}/autogroup', 'w') as f:
+				f.write(f'{nice}\n')
+		except OSError:
+			pass    # no autogroups: the processes' niceness is all there is
+
+
 def _signal_group(proc: 'subprocess.Popen[str]', sig: int) -> None:
 	"""sig to every process of the command's session (its process group,
 	whose id is its pid: start_new_session)."""
@@ -320,6 +337,7 @@ def stream(cmd: List[str], log: Path, env: Dict[str, str], verbose: bool,
 		proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
 					stdin=subprocess.DEVNULL, text=True, env=env,
 					errors='replace', start_new_session=True)
+		_keep_niceness(proc.pid)
 		with _running_lock:
 			_running[proc.pid] = proc
 		prog = None if verbose else Progress(label, interval=interval, pid=proc.pid)

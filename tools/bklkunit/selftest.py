@@ -21,7 +21,6 @@ when check-series has ended and they have."""
 
 import argparse
 import json
-import os
 import re
 import subprocess
 import sys
@@ -48,18 +47,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 # The niceness of the KUnit run beside check-series: it gets what the
 # series' builds and boots leave of the CPUs, so that it does not lengthen
-# them (nice works between the processes of one session: `make test`'s
-# children are all in its session).
+# them (`nice`; the commands it runs in sessions of their own keep it:
+# progress.stream gives their autogroups its niceness).
 RUN_NICE = 10
 
 
 def _run(cmd: List[str], log: Path, echo: bool = True, nice: int = 0) -> Tuple[int, str]:
-	"""cmd's exit status and output, written to log (and to stdout with echo)."""
-	print('$ ' + ' '.join(cmd) + ('' if echo else f'  (beside what follows; output: {log})')
-	      + (f' (nice {nice})' if nice else ''), flush=True)
+	"""cmd's exit status and output, written to log (and to stdout with
+	echo); started with `nice -n` when nice is given."""
+	if nice:
+		cmd = ['nice', '-n', str(nice)] + cmd
+	print('$ ' + ' '.join(cmd) + ('' if echo else f'  (beside what follows; output: {log})'),
+	      flush=True)
 	proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-				errors='replace', cwd=paths.REPO,
-				preexec_fn=(lambda: os.nice(nice) and None) if nice else None)
+				errors='replace', cwd=paths.REPO)
 	assert proc.stdout is not None
 	out = []
 	with open(log, 'w') as f:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -518,3 +519,30 @@ def test_children_take_sigint_where_we_were_started_with_it_ignored():
 	out = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
 			     check=True).stdout.split()
 	assert out == ['True', 'False']
+
+
+def test_a_command_in_a_session_of_its_own_keeps_the_callers_niceness(tmp_path):
+	"""A command stream() starts at nice 3 (a `kunit.py run` beside
+	check-series) has its session's autogroup at nice 3 too: otherwise the
+	scheduler gives that session as much of the CPUs as the caller's.
+	Without autogroups (no /proc/self/autogroup) it still runs."""
+	script = tmp_path / 'caller.py'
+	script.write_text(
+		'import sys\n'
+		f'sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})\n'
+		'from pathlib import Path\n'
+		'from bklkunit import progress\n'
+		'rc = progress.stream(["sh", "-c", "cat /proc/self/autogroup || echo none"],\n'
+		'		     Path(sys.argv[1]), {"PATH": "/usr/bin:/bin"}, False, "x")\n'
+		'sys.exit(rc)\n')
+	log = tmp_path / 'cmd.log'
+	proc = subprocess.run(['nice', '-n', '3', sys.executable, str(script), str(log)],
+			      capture_output=True, text=True, timeout=60)
+	assert proc.returncode == 0, proc.stderr
+	out = log.read_text().splitlines()[-1]
+	if Path('/proc/self/autogroup').exists():
+		assert out.endswith(' nice 3'), out
+		# and this process's own group is not the command's
+		assert Path('/proc/self/autogroup').read_text().split()[0] != out.split()[0]
+	else:
+		assert out == 'none'

@@ -89,7 +89,7 @@ def test_steps_beside_the_others_run_in_turn_logged_not_echoed_and_waited_for(tm
 	assert wait_a() == (0, f'a nice {base}\n3 passed in 1s\n') and a.read_text() == \
 		wait_a()[1]
 	printed = capsys.readouterr().out
-	assert printed.count('beside what follows') == 2 and '(nice 5)' in printed
+	assert printed.count('beside what follows') == 2 and '$ nice -n 5 ' in printed
 	assert 'a nice' not in printed
 	assert selftest._pytest_step(lambda: (0, 'x\n' * 9 + '3 passed in 1s\n')) == ('pytest', 3, 0)
 	assert capsys.readouterr().out.splitlines()[-1] == '3 passed in 1s'
