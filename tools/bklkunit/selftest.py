@@ -80,8 +80,8 @@ def _beside(cmds: List[Tuple[List[str], Path, int]]) -> List[Waiter]:
 	"""Each (cmd, log, nice) run by _run, one after the other, in a thread
 	beside the caller, their output not echoed; returns one function per
 	command, which waits for that command and gives what _run gave (a
-	command that cannot be started gives status 1 and why, and the next
-	one still runs)."""
+	command that cannot be started or read gives status 1 and why, and the
+	next one still runs: no waiter is left waiting)."""
 	got: List[Tuple[int, str]] = [(1, 'the step did not run\n')] * len(cmds)
 	done = [threading.Event() for _ in cmds]
 
@@ -89,8 +89,8 @@ def _beside(cmds: List[Tuple[List[str], Path, int]]) -> List[Waiter]:
 		for i, (cmd, log, nice) in enumerate(cmds):
 			try:
 				got[i] = _run(cmd, log, echo=False, nice=nice)
-			except (OSError, subprocess.SubprocessError) as e:
-				got[i] = (1, f'{cmd[0]} could not be run: {e}\n')
+			except Exception as e:      # the step's failure, not the chain's end
+				got[i] = (1, f'{cmd[0]} could not be run: {type(e).__name__}: {e}\n')
 			finally:
 				done[i].set()
 

@@ -78,19 +78,24 @@ def test_skip_leaves_steps_out_but_never_prepare(tmp_path, monkeypatch, capsys):
 def test_steps_beside_the_others_run_in_turn_logged_not_echoed_and_waited_for(tmp_path,
 										       capsys):
 	import sys
-	code = ('import os, sys; print(sys.argv[1], "nice", os.nice(0)); '
-		'print("3 passed in 1s"); sys.exit(int(sys.argv[2]))')
+	# each prints its niceness and whether the one before it had ended
+	# (each leaves a file as it ends)
+	code = ('import os, sys; name, rc, before = sys.argv[1:]; '
+		'print(name, "nice", os.nice(0), os.path.exists(before)); '
+		'print("3 passed in 1s"); open(name + ".ended", "w"); sys.exit(int(rc))')
 	a, b = tmp_path / 'a.log', tmp_path / 'b.log'
-	wait_a, wait_b = selftest._beside([([sys.executable, '-c', code, 'a', '0'], a, 0),
-					   ([sys.executable, '-c', code, 'b', '3'], b, 5)])
+	wait_a, wait_b = selftest._beside([
+		([sys.executable, '-c', code, str(tmp_path / 'a'), '0', str(tmp_path / 'none')], a, 0),
+		([sys.executable, '-c', code, str(tmp_path / 'b'), '3', str(tmp_path / 'a.ended')],
+		 b, 5)])
 	base = __import__('os').nice(0)
-	assert wait_b() == (3, f'b nice {base + 5}\n3 passed in 1s\n') and b.read_text() == \
-		wait_b()[1]
-	assert wait_a() == (0, f'a nice {base}\n3 passed in 1s\n') and a.read_text() == \
-		wait_a()[1]
+	assert wait_b() == (3, f'{tmp_path}/b nice {base + 5} True\n3 passed in 1s\n') and \
+		b.read_text() == wait_b()[1]
+	assert wait_a() == (0, f'{tmp_path}/a nice {base} False\n3 passed in 1s\n') and \
+		a.read_text() == wait_a()[1]
 	printed = capsys.readouterr().out
 	assert printed.count('beside what follows') == 2 and '$ nice -n 5 ' in printed
-	assert 'a nice' not in printed
+	assert '/a nice' not in printed
 	assert selftest._pytest_step(lambda: (0, 'x\n' * 9 + '3 passed in 1s\n')) == ('pytest', 3, 0)
 	assert capsys.readouterr().out.splitlines()[-1] == '3 passed in 1s'
 	# failed: the whole report is printed
@@ -107,6 +112,22 @@ def test_a_step_beside_that_cannot_start_fails_and_the_next_still_runs(tmp_path)
 	rc, out = gone()
 	assert rc == 1 and 'could not be run' in out and out.count('\n') == 1
 	assert ok() == (0, '1\n')
+
+
+def test_a_step_beside_that_dies_reading_leaves_no_waiter_waiting(tmp_path, monkeypatch):
+	import sys
+	real = selftest._run
+
+	def run(cmd, log, echo=True, nice=0):
+		if cmd[-1] == 'die':
+			raise UnicodeDecodeError('utf-8', b'\xff', 0, 1, 'invalid start byte')
+		return real(cmd, log, echo, nice)
+	monkeypatch.setattr(selftest, '_run', run)
+	dead, ok = selftest._beside([(['x', 'die'], tmp_path / 'a.log', 0),
+				     ([sys.executable, '-c', 'print(2)'], tmp_path / 'b.log', 0)])
+	rc, out = dead()
+	assert rc == 1 and 'UnicodeDecodeError' in out
+	assert ok() == (0, '2\n')
 
 
 def test_the_kunit_runs_whole_output_is_printed_and_its_summary_counted(tmp_path, capsys):
