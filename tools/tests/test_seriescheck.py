@@ -354,3 +354,151 @@ def test_check_series_never_rebuilds_an_existing_work_tree(tmp_path, monkeypatch
 	monkeypatch.setattr(tree, 'find_prepared', none)
 	seriescheck.repository(tmp_path)
 	assert calls == ['prepare']
+
+
+def _head_checker(tmp_path, monkeypatch, checks):
+	"""_checker with the head checks' state, and the head worktree's
+	checkout recorded, not made."""
+	import threading
+	from pathlib import Path
+	from bklkunit import tree
+	from bklkunit.seriesplan import SeriesOptions
+	c = _checker(tmp_path, monkeypatch, SeriesOptions(checks=checks))
+	c.main = Path(tmp_path / 'main')
+	c.head_root = tmp_path / 'series' / 'head'
+	c.head_wt = c.head_root / 'src' / 'linux'
+	c._head, c._head_pool, c._head_stop = None, None, threading.Event()
+	c._live, c._live_lock = set(), threading.Lock()
+	monkeypatch.setattr(tree, 'scratch_worktree', lambda main, wt, commit, clean=False:
+			    c.calls.append(('worktree', wt, commit)))
+	return c
+
+
+def test_the_head_checks_run_beside_the_per_patch_builds(tmp_path, monkeypatch, capsys):
+	"""go7007 and modules start on the head's own worktree when the series
+	applied and run while the per-patch builds do (the first build waits
+	for them to have started: run after the builds, they would not have,
+	and the build fails its check); their results come after the builds'."""
+	import threading
+	from bklkunit import tree
+	c = _head_checker(tmp_path, monkeypatch, ('apply', 'build', 'go7007', 'modules'))
+	monkeypatch.setattr(c, 'check_apply', lambda: True)
+	monkeypatch.setattr(tree, 'git', lambda *a, **k: c.calls.append(('git',) + a[1:]))
+	head_started = threading.Event()
+	threads = {}
+
+	def build(arch, p, commit, full):
+		c.calls.append(('build', p.name[:4]))
+		assert head_started.wait(60), 'the head checks had not started'  # bounded
+		return True
+
+	def check(name):
+		def run(srcdir, build_root, report, make):
+			threads[name] = threading.current_thread()
+			assert make.keywords == {'nice': seriescheck.HEAD_NICE}
+			head_started.set()
+			report(f'{name} x86_64', True, f'{srcdir} {build_root}')
+		return run
+	monkeypatch.setattr(c, '_build_patch', build)
+	monkeypatch.setattr(c, 'check_go7007', check('go7007'))
+	monkeypatch.setattr(c, 'check_modules', check('modules'))
+	seriescheck._run_checks(c, c.opts)
+	assert c.calls[0] == ('worktree', c.head_wt, 'c3')
+	assert [r.name for r in c.results] == ['go7007 x86_64', 'modules x86_64']
+	assert all(r.ok for r in c.results)
+	assert c.results[0].detail == f'{c.head_wt} {c.head_root / "build"}'
+	assert threads['go7007'] is threads['modules'] is not threading.main_thread()
+	assert c._head is None and c._head_pool is None
+	out = capsys.readouterr().out
+	assert out.index('go7007 x86_64') < out.index('modules x86_64')
+
+
+def test_a_head_check_that_raises_is_its_failure_and_the_next_still_runs(tmp_path,
+										 monkeypatch):
+	c = _head_checker(tmp_path, monkeypatch, ('apply', 'go7007', 'modules'))
+
+	def go7007(srcdir, build_root, report, make):
+		raise OSError('no space left on device')
+
+	def modules(srcdir, build_root, report, make):
+		report('modules x86_64', True)
+	monkeypatch.setattr(c, 'check_go7007', go7007)
+	monkeypatch.setattr(c, 'check_modules', modules)
+	c.start_head(c.opts.checks)
+	c.finish_head()
+	assert [(r.name, r.ok) for r in c.results] == [('go7007', False), ('modules x86_64', True)]
+	assert 'no space left on device' in c.results[0].detail
+
+
+def test_the_heads_worktree_that_cannot_be_made_fails_each_head_check(tmp_path, monkeypatch):
+	from bklkunit import tree
+	from bklkunit.errors import UserError
+	c = _head_checker(tmp_path, monkeypatch, ('apply', 'go7007', 'modules'))
+
+	def broken(main, wt, commit, clean=False):
+		raise UserError('git worktree add: disk full')
+	monkeypatch.setattr(tree, 'scratch_worktree', broken)
+	c.start_head(c.opts.checks)
+	c.finish_head()
+	assert [(r.name, r.ok) for r in c.results] == [('go7007', False), ('modules', False)]
+	assert all('disk full' in r.detail for r in c.results)
+
+
+def _fake_make(tmp_path, body):
+	"""A PATH whose `make` is a shell script with body."""
+	import os
+	bindir = tmp_path / 'bin'
+	bindir.mkdir(exist_ok=True)
+	(bindir / 'make').write_text('#!/bin/sh\n' + body)
+	(bindir / 'make').chmod(0o755)
+	return f'{bindir}:{os.environ["PATH"]}'
+
+
+def test_the_head_checks_makes_run_at_head_nice(tmp_path, monkeypatch):
+	"""_make with nice=N runs make N nicer than the caller (and logs the
+	make command itself); without it, at the caller's niceness."""
+	import os
+	import threading
+	monkeypatch.setenv('PATH', _fake_make(tmp_path, 'nice\n'))
+	c = seriescheck.Checker.__new__(seriescheck.Checker)
+	c.cache, c.jobs = tmp_path, 2
+	c.args = type('A', (), {'no_ccache': True, 'verbose': False})()
+	c._live, c._live_lock = set(), threading.Lock()
+	log = tmp_path / 'log'
+	mine = os.nice(0)
+	plain = c._make(tmp_path, 'x86_64', ['vmlinux'], [], log, tmp_path)
+	nicer = c._make(tmp_path, 'x86_64', ['vmlinux'], [], log, tmp_path, nice=10)
+	assert plain.returncode == nicer.returncode == 0
+	assert int(plain.stdout) == mine
+	assert int(nicer.stdout) == min(mine + 10, 19)
+	assert nicer.args[0] == 'make' and log.read_text().count('$ make -C ') == 2
+	assert c._live == set()
+
+
+def test_stopping_the_head_checks_ends_their_make(tmp_path, monkeypatch):
+	"""stop_head (^C, an error in the main thread) terminates the make a
+	head check is waiting for and waits for the thread; no result is
+	added.  The make would otherwise sleep ten minutes: the join is bounded
+	so that a stop that does not work fails instead of hanging."""
+	import threading
+	monkeypatch.setenv('PATH', _fake_make(tmp_path, 'touch "$0.started"; exec sleep 600\n'))
+	c = _head_checker(tmp_path, monkeypatch, ('apply', 'modules'))
+	c.jobs = 2
+
+	def modules(srcdir, build_root, report, make):
+		proc = make(tmp_path, 'x86_64', ['vmlinux'], [], tmp_path / 'log', srcdir)
+		report('modules x86_64', proc.returncode == 0, str(proc.returncode))
+	monkeypatch.setattr(c, 'check_modules', modules)
+	c.start_head(c.opts.checks)
+	started = tmp_path / 'bin' / 'make.started'
+	for _ in range(600):
+		if started.exists():
+			break
+		threading.Event().wait(0.1)
+	assert started.exists()
+	stopper = threading.Thread(target=c.stop_head)
+	stopper.start()
+	stopper.join(60)
+	assert not stopper.is_alive()
+	assert c.results == [] and c._head is None and c._head_pool is None
+	assert c._head_stop.is_set()
