@@ -645,6 +645,8 @@ class Checker:
 		arches = [a for a in arches if a != 'um']
 		frag = paths.KUNIT_DIR / 'go7007.config'
 		for arch in arches:
+			if self._head_stop.is_set():
+				return
 			t0 = time.time()
 			bdir = build_root / 'go7007' / arch
 			bdir.mkdir(parents=True, exist_ok=True)

@@ -478,17 +478,19 @@ def test_the_head_checks_makes_run_at_head_nice(tmp_path, monkeypatch):
 def test_stopping_the_head_checks_ends_their_make(tmp_path, monkeypatch):
 	"""stop_head (^C, an error in the main thread) terminates the make a
 	head check is waiting for and waits for the thread; no result is
-	added.  The make would otherwise sleep ten minutes: the join is bounded
+	added and the next check does not start.  The make would otherwise sleep ten minutes: the join is bounded
 	so that a stop that does not work fails instead of hanging."""
 	import threading
 	monkeypatch.setenv('PATH', _fake_make(tmp_path, 'touch "$0.started"; exec sleep 600\n'))
-	c = _head_checker(tmp_path, monkeypatch, ('apply', 'modules'))
+	c = _head_checker(tmp_path, monkeypatch, ('apply', 'go7007', 'modules'))
 	c.jobs = 2
+	later = []
 
-	def modules(srcdir, build_root, report, make):
+	def go7007(srcdir, build_root, report, make):
 		proc = make(tmp_path, 'x86_64', ['vmlinux'], [], tmp_path / 'log', srcdir)
-		report('modules x86_64', proc.returncode == 0, str(proc.returncode))
-	monkeypatch.setattr(c, 'check_modules', modules)
+		report('go7007 x86_64', proc.returncode == 0, str(proc.returncode))
+	monkeypatch.setattr(c, 'check_go7007', go7007)
+	monkeypatch.setattr(c, 'check_modules', lambda *a: later.append(a))
 	c.start_head(c.opts.checks)
 	started = tmp_path / 'bin' / 'make.started'
 	for _ in range(600):
@@ -501,4 +503,4 @@ def test_stopping_the_head_checks_ends_their_make(tmp_path, monkeypatch):
 	stopper.join(60)
 	assert not stopper.is_alive()
 	assert c.results == [] and c._head is None and c._head_pool is None
-	assert c._head_stop.is_set()
+	assert c._head_stop.is_set() and later == []    # no step after the stop
