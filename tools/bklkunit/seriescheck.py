@@ -644,13 +644,15 @@ class Checker:
 		arches = paths.parse_arches(self.args.go7007_arch)
 		arches = [a for a in arches if a != 'um']
 		frag = paths.KUNIT_DIR / 'go7007.config'
+		# Its own: it may run before any other check made the directory.
+		self.logdir.mkdir(parents=True, exist_ok=True)
 		for arch in arches:
 			if self._head_stop.is_set():
 				return
 			t0 = time.time()
 			bdir = build_root / 'go7007' / arch
 			bdir.mkdir(parents=True, exist_ok=True)
-			log = self.cache / 'series' / 'logs' / f'go7007-{arch}.log'
+			log = self.logdir / f'go7007-{arch}.log'
 			log.write_text('')
 			# allnoconfig plus what the driver needs.
 			proc = make(bdir, arch, ['allnoconfig'], [f'KCONFIG_ALLCONFIG={frag}'],

@@ -504,3 +504,28 @@ def test_stopping_the_head_checks_ends_their_make(tmp_path, monkeypatch):
 	assert not stopper.is_alive()
 	assert c.results == [] and c._head is None and c._head_pool is None
 	assert c._head_stop.is_set() and later == []    # no step after the stop
+
+
+def test_go7007_makes_its_log_directory(tmp_path, monkeypatch):
+	"""From the head checks' thread go7007 may be the first check to write
+	a log (a new cache: 2026-12-06's cold make test failed it with
+	FileNotFoundError for series/logs/go7007-x86_64.log)."""
+	import subprocess
+	c = _head_checker(tmp_path, monkeypatch, ('apply', 'go7007'))
+	c.args.go7007_arch, c.args.update_go7007_baseline = 'x86_64', False
+	c.cache = tmp_path
+	c.logdir = tmp_path / 'series' / 'logs'
+	made = []
+
+	def make(bdir, arch, targets, extra, log, srcdir):
+		made.append(targets)
+		assert log.parent == c.logdir and log.exists()
+		if targets == ['allnoconfig']:
+			(bdir / '.config').write_text('CONFIG_VIDEO_GO7007=y\n')
+		else:
+			(bdir / 'drivers/media/usb/go7007').mkdir(parents=True, exist_ok=True)
+			(bdir / 'drivers/media/usb/go7007/go7007-driver.o').write_text('')
+		return subprocess.CompletedProcess([], 0, '', '')
+	c.check_go7007(tmp_path / 'src', tmp_path / 'head' / 'build', c.add, make)
+	assert made == [['allnoconfig'], ['drivers/media/usb/go7007/']]
+	assert [(r.name, r.ok) for r in c.results] == [('go7007 x86_64', True)]
