@@ -656,11 +656,11 @@ class Checker:
 			log.write_text('')
 			# allnoconfig plus what the driver needs.
 			proc = make(bdir, arch, ['allnoconfig'], [f'KCONFIG_ALLCONFIG={frag}'],
-					  log, srcdir)
+				    log, srcdir)
 			cfg = (bdir / '.config').read_text() if (bdir / '.config').exists() else ''
 			if proc.returncode != 0 or 'CONFIG_VIDEO_GO7007=y' not in cfg:
 				report(f'go7007 {arch}', False, f'could not configure go7007; see {log}',
-					 time.time() - t0)
+				       time.time() - t0)
 				continue
 			# Only the driver's objects are rebuilt, so every run sees its warnings.
 			for o in (bdir / 'drivers/media/usb/go7007').glob('*.o'):
