@@ -408,7 +408,7 @@ def test_the_real_series_as_mail(real_cache, tmp_path):
 	sizes = {ms.name: len(ms.patches) for ms in res.sets}
 	patches = tree.read_series(paths.PATCH_DIR)
 	assert list(sizes) == ['mm', 'kunit', 'ufs', 'appletalk', 'autofs']
-	assert sum(sizes.values()) == len(patches) - 3    # 0009, 0011, 0016: mainline
+	assert sum(sizes.values()) == len(patches) - 3    # 0011, 0013, 0019: mainline (stable requests)
 	# The failslab/fail_page_alloc filters and kmemleak_scan_now(), each with its suite.
 	assert sizes['mm'] == 2
 	# fault.h, watch.h and thread.h, which every set's suites use from their first patch on.
