@@ -221,6 +221,12 @@ _running_lock = threading.Lock()
 _stopping = threading.Event()
 
 
+def niced(cmd: List[str], nice: int) -> List[str]:
+	"""cmd started nice steps nicer than its caller (`nice -n`); cmd
+	itself when nice is 0."""
+	return (['nice', '-n', str(nice)] if nice else []) + cmd
+
+
 def _keep_niceness(pid: int) -> None:
 	"""Give the new session of command pid (start_new_session) the
 	niceness of this process.  With the scheduler's autogroups (on in

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Callable, List, Optional, Tuple
 
-from . import deps, paths, tree
+from . import deps, paths, progress, tree
 from .results import ArchStatus
 from .seriesplan import BOOT_ARCH
 
@@ -55,8 +55,7 @@ RUN_NICE = 10
 def _run(cmd: List[str], log: Path, echo: bool = True, nice: int = 0) -> Tuple[int, str]:
 	"""cmd's exit status and output, written to log (and to stdout with
 	echo); started with `nice -n` when nice is given."""
-	if nice:
-		cmd = ['nice', '-n', str(nice)] + cmd
+	cmd = progress.niced(cmd, nice)
 	print('$ ' + ' '.join(cmd) + ('' if echo else f'  (beside what follows; output: {log})'),
 	      flush=True)
 	proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

@@ -188,11 +188,15 @@ class Checker:
 		# arch -> the commit whose olddefconfig made its build directory's
 		# .config (_config_current).
 		self._config_at: Dict[str, str] = {}
+		self._init_head()
+
+	def _init_head(self) -> None:
+		"""The head checks' state and the makes' registry (__init__)."""
 		# The head checks (go7007, modules) running beside the per-patch
 		# builds from their own worktree: same depth below their root as
 		# the per-patch tree and build directories below cache/series, so
 		# that ccache's relative paths are those they had there.
-		self.head_root = cache / 'series' / 'head'
+		self.head_root = self.cache / 'series' / 'head'
 		self.head_wt = self.head_root / 'src' / self.main.name
 		self._head: Optional['Future[List[Tuple[tuple, dict]]]'] = None
 		self._head_pool: Optional[ThreadPoolExecutor] = None
@@ -291,8 +295,7 @@ class Checker:
 		cmd += make_options(arch, not self.args.no_ccache) + extra + targets
 		# make's own children (in our process group: ^C reaches them) get
 		# its niceness; make ends them when stop_head terminates it.
-		run = (['nice', '-n', str(nice)] if nice else []) + cmd
-		proc = subprocess.Popen(run, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+		proc = subprocess.Popen(progress.niced(cmd, nice), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
 					text=True, env=build_env(self.cache))
 		with self._live_lock:
 			self._live.add(proc)

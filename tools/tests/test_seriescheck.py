@@ -364,11 +364,8 @@ def _head_checker(tmp_path, monkeypatch, checks):
 	from bklkunit import tree
 	from bklkunit.seriesplan import SeriesOptions
 	c = _checker(tmp_path, monkeypatch, SeriesOptions(checks=checks))
-	c.main = Path(tmp_path / 'main')
-	c.head_root = tmp_path / 'series' / 'head'
-	c.head_wt = c.head_root / 'src' / 'linux'
-	c._head, c._head_pool, c._head_stop = None, None, threading.Event()
-	c._live, c._live_lock = set(), threading.Lock()
+	c.main = Path(tmp_path / 'main' / 'linux')
+	c._init_head()
 	monkeypatch.setattr(tree, 'scratch_worktree', lambda main, wt, commit, clean=False:
 			    c.calls.append(('worktree', wt, commit)))
 	return c
@@ -461,9 +458,9 @@ def test_the_head_checks_makes_run_at_head_nice(tmp_path, monkeypatch):
 	import threading
 	monkeypatch.setenv('PATH', _fake_make(tmp_path, 'nice\n'))
 	c = seriescheck.Checker.__new__(seriescheck.Checker)
-	c.cache, c.jobs = tmp_path, 2
+	c.cache, c.jobs, c.main = tmp_path, 2, tmp_path / 'linux'
 	c.args = type('A', (), {'no_ccache': True, 'verbose': False})()
-	c._live, c._live_lock = set(), threading.Lock()
+	c._init_head()
 	log = tmp_path / 'log'
 	mine = os.nice(0)
 	plain = c._make(tmp_path, 'x86_64', ['vmlinux'], [], log, tmp_path)
