@@ -541,7 +541,8 @@ def test_a_command_in_a_session_of_its_own_keeps_the_callers_niceness(tmp_path):
 	assert proc.returncode == 0, proc.stderr
 	out = log.read_text().splitlines()[-1]
 	if Path('/proc/self/autogroup').exists():
-		assert out.endswith(' nice 3'), out
+		# 3 above this process's own niceness (pytest may run niced).
+		assert out.endswith(f' nice {min(os.nice(0) + 3, 19)}'), out
 		# and this process's own group is not the command's.  Empty: this
 		# process is in the default group, no autogroup (a child of an
 		# init that never made a session, as under CI's runner).
