@@ -527,12 +527,17 @@ def test_a_command_in_a_session_of_its_own_keeps_the_callers_niceness(tmp_path):
 	scheduler gives that session as much of the CPUs as the caller's.
 	Without autogroups (no /proc/self/autogroup) it still runs."""
 	script = tmp_path / 'caller.py'
+	wait = ('for i in $(seq 200); do a=$(cat /proc/self/autogroup) || { echo none; exit 0; }; '
+		'case "$a" in *" nice 0") sleep 0.05;; *) break;; esac; done; echo "$a"')
 	script.write_text(
+		f'WAIT = {wait!r}\n'
 		'import sys\n'
 		f'sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})\n'
 		'from pathlib import Path\n'
 		'from bklkunit import progress\n'
-		'rc = progress.stream(["sh", "-c", "cat /proc/self/autogroup || echo none"],\n'
+		# stream() sets the group's niceness once the command started:
+		# the command waits for it (at most 10 s), then shows it.
+		'rc = progress.stream(["sh", "-c", WAIT],\n'
 		'		     Path(sys.argv[1]), {"PATH": "/usr/bin:/bin"}, False, "x")\n'
 		'sys.exit(rc)\n')
 	log = tmp_path / 'cmd.log'
