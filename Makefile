@@ -8,9 +8,9 @@ KUNIT  := $(PYTHON) tools/kunit.py
 # `make run ARCH=arm64 FILTER='autofs_*'`
 ARCH   ?= all
 FILTER ?=
-# The arches `make test`'s `run` boots; x86_64's cases are those of the
-# series head, which check-series boots (docs/series-checks.md#make-test).
-TEST_ARCHES ?= arm
+# The arches `make test`'s `run` boots the series head on: x86_64 and one
+# 32-bit arch (docs/series-checks.md#make-test).
+TEST_ARCHES ?= x86_64,arm
 # `make baseline` / `make compare`: a results directory (default: the latest run).
 RESULTS ?=
 # `make run PROFILE=kasan`: a debug profile (kunit/profiles/, docs/profiles.md).
@@ -35,7 +35,7 @@ help:
 	@echo 'make ab [ARCH=...] [FILTER=glob] [PROFILE=...]'
 	@echo '                         the same on the pristine tree (A) and with the series (B):'
 	@echo '                         each case new / fixed / regressed by the series (docs/results.md)'
-	@echo 'make test                run what CI runs (pytest, check-series with its x86_64 boots, KUnit on $(TEST_ARCHES))'
+	@echo 'make test                run what CI runs (pytest, check-series with lean per-patch builds, KUnit on $(TEST_ARCHES))'
 	@echo 'make test-profiles       the suites under $(PROFILES), on every arch that has each'
 	@echo 'make pytest              the host tool tests only (mypy included: tools/tests/test_mypy.py)'
 	@echo 'make mypy                type-check tools/bklkunit (tools/mypy.ini)'

@@ -3,21 +3,24 @@
 the series checks and the KUnit suites on the CI arches, with one closing
 line `N passed, N failed` over all of them.
 
-x86_64 is not among the arches `run` boots here: check-series builds the
-series head for x86_64 with the `faults` profile's configuration and boots
-every suite and case of it (seriesboot.py, through run.boot: the same
-result model), and a `run` of x86_64 would build a second configuration
-from cold on a new machine, for the same cases.  Those cases are counted
-from the head's boot record (boots.json) on their own line.
+What every change must pass, within half of CI's 90 minutes from an empty
+cache on two cores (docs/series-checks.md#make-test): check-series with
+every patch built in its lean configuration (tinyconfig with every suite
+built in, W=1 on what each patch touches: SERIES_ARGS) and every check
+that reads the patches, go7007 on x86_64; and the series head's suites
+booted on x86_64 and one 32-bit arch (CI_ARCHES, default profile).  The
+rest of the matrix - the per-patch builds in the full configuration and
+their boots, the modules check, go7007 and the builds on the other arches,
+the profiles - is `make check-series`'s and the pipeline's (docs/ci.md).
 
 pytest and then the KUnit run on the CI arches run beside check-series,
 one after the other in a thread of their own: pytest is one process on
 one core while check-series' first steps (apply, checkpatch) use one core
-too, and the run's cold build of another arch, at a lower priority
-(RUN_NICE), takes the core check-series' per-patch builds leave idle
-while they link (single-threaded) and while a boot's guest sleeps.  Their
-output goes to pytest.log and kunit.log; their closing lines are printed
-when check-series has ended and they have."""
+too, and the run's cold builds, at a lower priority (RUN_NICE), take the
+core check-series' per-patch builds leave idle while they walk the tree
+and link (single-threaded).  Their output goes to pytest.log and
+kunit.log; their closing lines are printed when check-series has ended
+and they have."""
 
 import argparse
 import json
@@ -29,18 +32,21 @@ import time
 from pathlib import Path
 from typing import Callable, List, Optional, Tuple
 
-from . import deps, paths, progress, tree
+from . import deps, paths, progress
 from .results import ArchStatus
 from .seriesplan import BOOT_ARCH
 
 KUNIT = [sys.executable, str(paths.REPO / 'tools' / 'kunit.py')]
-CI_ARCHES = 'arm'
+CI_ARCHES = 'x86_64,arm'
+# check-series in `make test`: everything but the boots, the modules check
+# and the other arches' builds, every patch built in the lean configuration.
+SERIES_ARGS = ['--build-config=lean', '--go7007-arch=x86_64',
+	       '--checks=apply,checkpatch,fixes,maintainers,build,bkl-scan,go7007,mail']
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
 	p.add_argument('--arch', default=CI_ARCHES,
-		       help=f'arches for the KUnit run (default: {CI_ARCHES}; x86_64\'s cases are '
-			    'those of the series head\'s boot in check-series)')
+		       help=f'arches for the KUnit run of the series head (default: {CI_ARCHES})')
 	p.add_argument('--skip', default='',
 		       help='comma list of steps to leave out: pytest, series, kunit')
 
@@ -164,20 +170,6 @@ def counts_from(output: str) -> Tuple[int, int]:
 	return 0, 0
 
 
-def head_boot_counts(records: Path, head: str) -> Optional[Tuple[int, int]]:
-	"""(passed, failed) of the series head's boot in check-series' boots.json
-	(main removes it before check-series runs, so it is this run's), when
-	the last record is the head's; None otherwise (then the series step
-	has failed, or left the boots out)."""
-	try:
-		last = json.loads(records.read_text())[-1]
-		if last['patch'] != head:
-			return None
-		return int(last['passed']), int(last['failed']) + int(last['crashed'])
-	except (OSError, ValueError, KeyError, IndexError, TypeError):
-		return None
-
-
 def main(args: argparse.Namespace) -> int:
 	skip = {s.strip() for s in args.skip.split(',') if s.strip()}
 	cache = paths.cache_dir(args.cache_dir)
@@ -210,16 +202,11 @@ def main(args: argparse.Namespace) -> int:
 	kunit = waits.pop(0) if 'kunit' not in skip else None
 
 	if 'series' not in skip:
-		records = cache / 'series' / 'boots.json'
-		records.unlink(missing_ok=True)      # an earlier run's
-		rc, out = _run(KUNIT + ['check-series'] + common, logdir / 'series.log')
+		rc, out = _run(KUNIT + ['check-series'] + SERIES_ARGS + common, logdir / 'series.log')
 		p, f = counts_from(out)
 		if rc != 0 and f == 0:
 			f = 1
 		steps.append(('series checks', p, f))
-		head = head_boot_counts(records, tree.read_series(paths.PATCH_DIR)[-1].name)
-		if head is not None:
-			steps.append((f'KUnit cases ({BOOT_ARCH}, head)', head[0], head[1]))
 	if pytest is not None:
 		steps.insert(1 if steps and steps[0][0] == 'prepare' else 0, _pytest_step(pytest))
 	if kunit is not None:

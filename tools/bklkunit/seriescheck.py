@@ -342,8 +342,10 @@ class Checker:
 			       for f in changed)
 
 	def _build_dir(self, arch: str) -> Path:
-		"""One build directory per arch (ccache is shared: build_env)."""
-		return self.build_root / 'debian' / arch
+		"""One build directory per arch and configuration (ccache is
+		shared: build_env)."""
+		lean = self.opts.build_config == seriesplan.BuildConfig.LEAN
+		return self.build_root / ('lean' if lean else 'debian') / arch
 
 	def _full_config(self, arch: str) -> Optional[Path]:
 		"""The full suite configuration, made once at the top of the series
@@ -352,6 +354,8 @@ class Checker:
 		fragments: the default one and the fault-injection options, so that
 		every suite of the series, those that exist only with fault
 		injection included, is compiled."""
+		if self.opts.build_config == seriesplan.BuildConfig.LEAN:
+			return self._lean_config(arch)
 		bdir = self._build_dir(arch)
 		bdir.mkdir(parents=True, exist_ok=True)
 		full = bdir / 'config.full'
@@ -367,6 +371,45 @@ class Checker:
 		shutil.copyfile(bdir / '.config', full)
 		return full
 
+	def _lean_config(self, arch: str) -> Optional[Path]:
+		"""--build-config=lean: tinyconfig with every suite of the series
+		built in (seriesmodules.lean_fragment), made at the top of the
+		series like the full one.  The check fails when olddefconfig left
+		one of the series' suites out of it: the lean builds would not
+		compile that suite."""
+		bdir = self._build_dir(arch)
+		bdir.mkdir(parents=True, exist_ok=True)
+		name = 'build config' + ('' if arch == BOOT_ARCH else f' {arch}')
+		t0 = time.time()
+		log = self.logdir / f'config-lean-{arch}.log'
+		log.write_text('')
+		frag = bdir / 'lean.config'
+		frag.write_text(seriesmodules.lean_fragment(arch))
+		bad = seriesmodules.configure(self._make, self.wt, bdir, arch, log, [frag],
+					      build_env(self.cache))
+		if bad:
+			what, proc = bad
+			self.add(name, False, f'{what} failed; see {log}\n'
+				 + '\n'.join((proc.stdout + proc.stderr).splitlines()[-15:]),
+				 time.time() - t0)
+			return None
+		head = self.commits[-1] if self.commits else self.pristine
+		suites = sorted(seriesplan.test_symbols(tree.git(self.wt, 'diff', self.pristine, head,
+								 '--', '*Kconfig*').stdout))
+		config = seriesmodules.config_values((bdir / '.config').read_text(errors='replace'))
+		off = seriesmodules.not_built_in(config, suites)
+		if off:
+			self.add(name, False, 'the lean configuration does not build in '
+				 + ', '.join(f'CONFIG_{s}' for s in off)
+				 + f' (olddefconfig dropped it: a dependency tinyconfig lacks? {log})',
+				 time.time() - t0)
+			return None
+		full = bdir / 'config.full'
+		shutil.copyfile(bdir / '.config', full)
+		self.add(name, True, f'{arch}: tinyconfig + {frag.name}, {len(suites)} suites built in',
+			 time.time() - t0)
+		return full
+
 	def _build_patch(self, arch: str, p: Path, c: str, full: Path) -> bool:
 		"""Build the checked-out patch c on arch; whether make succeeded
 		(the check itself also fails on warnings)."""
@@ -376,16 +419,21 @@ class Checker:
 		log = self.logdir / (f'build-{p.stem}.log' if arch == BOOT_ARCH
 				     else f'build-{arch}-{p.stem}.log')
 		log.write_text('')
+		# The lean builds are all W=1: what a patch changes is compiled
+		# once, at W=1, in the one make (the full ones build again at W=1
+		# what the patch touches, below).
+		lean = self.opts.build_config == seriesplan.BuildConfig.LEAN
+		w = ['W=1'] if lean else []
 		if self._config_current(arch, c):
-			proc = self._make(bdir, arch, [], [], log, self.wt)
+			proc = self._make(bdir, arch, [], w, log, self.wt)
 		else:
 			self._config_at.pop(arch, None)
 			shutil.copyfile(full, bdir / '.config')
-			proc = self._make(bdir, arch, ['olddefconfig'], [], log, self.wt)
+			proc = self._make(bdir, arch, ['olddefconfig'], w, log, self.wt)
 			if proc.returncode == 0:
 				if c:
 					self._config_at[arch] = c
-				proc = self._make(bdir, arch, [], [], log, self.wt)
+				proc = self._make(bdir, arch, [], w, log, self.wt)
 		if proc.returncode != 0:
 			self.add(name, False, f'see {log}\n' +
 				 '\n'.join((proc.stdout + proc.stderr).splitlines()[-25:]),
@@ -398,6 +446,19 @@ class Checker:
 		# W=1 on the objects of the C files the patch touches.
 		objs = [t[:-2] + '.o' for t in touched
 			if t.endswith('.c') and (bdir / (t[:-2] + '.o')).exists()]
+		if lean:
+			if warns:
+				old = self._preexisting(bdir, arch, c, objs, log)
+				kept = [x for x in warns if self._key(x) not in old]
+				inherited = len(warns) - len(kept)
+				warns = kept
+			detail = f'{arch} lean, W=1 on all, {len(objs)} object(s) the patch touches'
+			if inherited:
+				detail += (f'; {inherited} warning(s) already in the parent commit, '
+					   'not counted')
+			self.add(name, not warns, '\n'.join(warns) if warns else detail,
+				 time.time() - t0)
+			return True
 		if objs:
 			for o in objs:
 				(bdir / o).unlink()

@@ -241,32 +241,66 @@ class ModulesResult:
 Make = Callable[..., subprocess.CompletedProcess]
 
 
-def check(make: Make, srcdir: Path, build_dir: Path, arch: str, log: Path,
-	  suites: Sequence[str], env: Dict[str, str]) -> ModulesResult:
-	"""Configure and build srcdir (the series head) in build_dir."""
-	t0 = time.time()
-	frags = fragments(arch)
-	frag = read_fragment(frags[0].read_text(), f'kunit/{frags[0].name}')
+def configure(make: Make, srcdir: Path, build_dir: Path, arch: str, log: Path,
+	      frags: Sequence[Path], env: Dict[str, str]
+	      ) -> Optional[Tuple[str, subprocess.CompletedProcess]]:
+	"""`make tinyconfig`, frags merged over it (merge_config.sh -m), `make
+	olddefconfig`, in build_dir; None when all went well, else the step
+	that failed and its process."""
 	build_dir.mkdir(parents=True, exist_ok=True)
-	log.write_text('')
-
-	def failed(what: str, proc: subprocess.CompletedProcess) -> ModulesResult:
-		tail = '\n'.join((proc.stdout + proc.stderr).splitlines()[-15:])
-		return ModulesResult(arch, False, f'{what} failed; see {log}\n{tail}', time.time() - t0)
-
 	proc = make(build_dir, arch, ['tinyconfig'], [], log, srcdir)
 	if proc.returncode != 0:
-		return failed('make tinyconfig', proc)
+		return ('make tinyconfig', proc)
 	merge = [str(srcdir / 'scripts/kconfig/merge_config.sh'), '-m', '-O', str(build_dir),
 		 str(build_dir / '.config')] + [str(f) for f in frags]
 	proc = subprocess.run(merge, cwd=build_dir, capture_output=True, text=True, env=env)
 	with open(log, 'a') as f:
 		f.write('$ ' + ' '.join(merge) + '\n' + proc.stdout + proc.stderr)
 	if proc.returncode != 0:
-		return failed('merge_config.sh', proc)
+		return ('merge_config.sh', proc)
 	proc = make(build_dir, arch, ['olddefconfig'], [], log, srcdir)
 	if proc.returncode != 0:
-		return failed('make olddefconfig', proc)
+		return ('make olddefconfig', proc)
+	return None
+
+
+def lean_fragment(arch: str) -> str:
+	"""check-series' lean configuration (--build-config=lean) of an arch:
+	the modules check's fragments with every module built in and every
+	suite marked built-in only listed, so that tinyconfig plus it builds
+	every suite of the series into vmlinux.  A UserError for a fragment
+	that cannot be read."""
+	lines = ['# check-series --build-config=lean: made from '
+		 + ', '.join(f'kunit/{f.name}' for f in fragments(arch)) + ', m made y']
+	for f in fragments(arch):
+		frag = read_fragment(f.read_text(), f'kunit/{f.name}')
+		for sym, val in frag.settings:
+			lines.append(f'# CONFIG_{sym} is not set' if val == 'n'
+				     else f'CONFIG_{sym}={"y" if val == "m" else val}')
+		lines += [f'CONFIG_{sym}=y' for sym, _ in frag.builtin_only]
+	return '\n'.join(lines) + '\n'
+
+
+def not_built_in(config: Dict[str, str], suites: Sequence[str]) -> List[str]:
+	"""The suites (symbols) a lean .config (config_values) does not build in."""
+	return [s for s in suites if config.get(s) != 'y']
+
+
+def check(make: Make, srcdir: Path, build_dir: Path, arch: str, log: Path,
+	  suites: Sequence[str], env: Dict[str, str]) -> ModulesResult:
+	"""Configure and build srcdir (the series head) in build_dir."""
+	t0 = time.time()
+	frags = fragments(arch)
+	frag = read_fragment(frags[0].read_text(), f'kunit/{frags[0].name}')
+	log.write_text('')
+
+	def failed(what: str, proc: subprocess.CompletedProcess) -> ModulesResult:
+		tail = '\n'.join((proc.stdout + proc.stderr).splitlines()[-15:])
+		return ModulesResult(arch, False, f'{what} failed; see {log}\n{tail}', time.time() - t0)
+
+	bad = configure(make, srcdir, build_dir, arch, log, frags, env)
+	if bad:
+		return failed(*bad)
 	config = config_values((build_dir / '.config').read_text(errors='replace'))
 	for extra in frags[1:]:
 		more = read_fragment(extra.read_text(), f'kunit/{extra.name}')

@@ -55,6 +55,13 @@ def suite_glob(subsystem: Optional[str]) -> str:
 	return SUITE_PREFIX[subsystem] + '*' if subsystem in SUITE_PREFIX else ''
 
 
+class BuildConfig(enum.StrEnum):
+	"""The configuration of the per-patch builds."""
+	FULL = 'full'       # every suite, the `faults` profile's kunit_tool config (booted)
+	LEAN = 'lean'       # tinyconfig + every suite built in (kunit/modules.config
+			    # with m made y): the cheap check that each patch builds
+
+
 class BootScope(enum.StrEnum):
 	"""Which suites a boot runs."""
 	SUBSYSTEM = 'subsystem'       # those of the subsystem the patch touches
@@ -204,6 +211,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 			    'boot) at patch N (a number, 1 = the first; default 1)')
 	p.add_argument('--to-patch', default=None, metavar='N',
 		       help='end the per-patch checks at patch N (default: the last)')
+	p.add_argument('--build-config', default=BuildConfig.FULL.value,
+		       choices=[c.value for c in BuildConfig],
+		       help='the per-patch builds\' configuration: full (the `faults` profile\'s, '
+			    'booted; default) or lean (tinyconfig with every suite built in: a '
+			    'fraction of the objects and of the link, never booted, so no boot '
+			    'check)')
 	p.add_argument('--no-boot', action='store_true',
 		       help='leave out the boot check (the per-patch builds are not booted)')
 	p.add_argument('--boot-suites', default=BootScope.SUBSYSTEM.value,
@@ -237,6 +250,7 @@ class SeriesOptions:
 	scope: BootScope = BootScope.SUBSYSTEM
 	slow: bool = False
 	boot_timeout: int = BOOT_TIMEOUT
+	build_config: BuildConfig = BuildConfig.FULL
 
 	def wants(self, check: str) -> bool:
 		return check in self.checks
@@ -268,6 +282,12 @@ class SeriesOptions:
 			if 'boot' in checks and a.get('checks') != ','.join(ALL_CHECKS):
 				raise UserError('--no-boot contradicts --checks, which names boot')
 			checks = [c for c in checks if c != 'boot']
+		config = BuildConfig(a.get('build_config') or BuildConfig.FULL)
+		if config == BuildConfig.LEAN and 'boot' in checks:
+			if a.get('checks') not in (None, ','.join(ALL_CHECKS)):
+				raise UserError('--build-config=lean builds kernels that are not booted: '
+						'leave boot out of --checks')
+			checks = [c for c in checks if c != 'boot']
 		spec = a.get('build_arches')
 		if a.get('all_arches'):
 			if spec is not None and tuple(_arches(spec)) != tuple(paths.QEMU_ARCHES):
@@ -296,7 +316,7 @@ class SeriesOptions:
 		return cls(tuple(checks), arches, first, last, BootScope(a.get('boot_suites') or
 							     BootScope.SUBSYSTEM),
 			   bool(a.get('boot_slow')),
-			   _whole(a.get('boot_timeout') or BOOT_TIMEOUT, '--boot-timeout', 1))
+			   _whole(a.get('boot_timeout') or BOOT_TIMEOUT, '--boot-timeout', 1), config)
 
 
 def _arches(spec: str) -> List[str]:

@@ -149,44 +149,25 @@ def test_counts_from_reads_pytest_and_our_closing_lines():
 	assert selftest.counts_from('no summary at all\n') == (0, 0)
 
 
-def _head(**kw):
-	from bklkunit import paths, tree
-	rec = {'patch': tree.read_series(paths.PATCH_DIR)[-1].name, 'passed': 300, 'failed': 2,
-	       'crashed': 1}
-	rec.update(kw)
-	return rec
+def test_check_series_is_the_lean_one_without_boots(tmp_path, monkeypatch):
+	"""make test's series step: every patch built in the lean configuration,
+	no boots (their cases are the KUnit run's, x86_64 among its arches)."""
+	cmds = []
+	_fake(monkeypatch, {'prepare': (0, ''), 'check-series': (0, '3 passed, 0 failed\n')})
+	real = selftest._run
 
-
-def test_the_series_heads_boot_counts_as_x86_64s_cases(tmp_path, monkeypatch, capsys):
-	"""x86_64's cases are those check-series' boot of the head ran: their
-	own line, failures (and crashes) counted."""
-	seen = _fake(monkeypatch, {'prepare': (0, ''), 'pytest': (0, '7 passed in 1.0s\n'),
-				   'check-series': (1, '3 passed, 1 failed\n'), 'run': (0, '')},
-		     head_boot=_head())
-	assert selftest.main(_args(tmp_path, arch='arm')) == 1
-	out = capsys.readouterr().out.splitlines()
-	assert [l.split()[:4] for l in out if 'head)' in l] == [['KUnit', 'cases', '(x86_64,', 'head)']]
-	assert out[-1] == f'{7 + 3 + 300 + 5} passed, {1 + 3} failed'
-	assert seen == ['prepare', 'pytest', f'run (nice {selftest.RUN_NICE})', 'check-series']
-	# the lines in the order of the steps, whichever ended first
-	assert [l.split()[0] for l in out[out.index('Summary') + 1:-2]] == \
-		['pytest', 'series', 'KUnit', 'KUnit']
-
-
-def test_no_head_line_without_this_runs_boot_of_the_head(tmp_path, monkeypatch, capsys):
-	"""A record of another patch (the head did not boot), or an earlier
-	run's boots.json that this check-series did not write, counts nothing."""
-	_fake(monkeypatch, {'prepare': (0, ''), 'check-series': (1, '3 passed, 1 failed\n')},
-	      head_boot=_head(patch='0002-not-the-head.patch'))
+	def run(cmd, log, echo=True, nice=0):
+		cmds.append(cmd)
+		return real(cmd, log, echo, nice)
+	monkeypatch.setattr(selftest, '_run', run)
 	selftest.main(_args(tmp_path, skip='pytest,kunit'))
-	assert not [l for l in capsys.readouterr().out.splitlines() if 'head)' in l]
-	old = tmp_path / 'cache' / 'series' / 'boots.json'
-	old.write_text(json.dumps([_head()]))
-	_fake(monkeypatch, {'prepare': (0, ''), 'check-series': (1, '0 passed, 1 failed\n')})
-	selftest.main(_args(tmp_path, skip='pytest,kunit'))
-	assert not [l for l in capsys.readouterr().out.splitlines() if 'head)' in l]
-	f = tmp_path / 'boots.json'
-	f.write_text(json.dumps([_head()]))
-	assert selftest.head_boot_counts(f, _head()['patch']) == (300, 3)
-	f.write_text('{damaged')
-	assert selftest.head_boot_counts(f, _head()['patch']) is None
+	series = [c for c in cmds if 'check-series' in c][0]
+	assert '--build-config=lean' in series
+	checks = [a for a in series if a.startswith('--checks=')][0][len('--checks='):].split(',')
+	assert 'build' in checks and 'boot' not in checks and 'modules' not in checks
+	from bklkunit import seriesplan
+	opts = seriesplan.SeriesOptions.from_args(
+		__import__('bklkunit.cli', fromlist=['x']).build_parser().parse_args(
+			['check-series'] + selftest.SERIES_ARGS), 3)
+	assert opts.build_config == seriesplan.BuildConfig.LEAN and not opts.wants('boot')
+	assert selftest.CI_ARCHES.split(',')[0] == 'x86_64'

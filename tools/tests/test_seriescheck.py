@@ -3,7 +3,7 @@
 
 import re
 
-from bklkunit import seriescheck
+from bklkunit import seriescheck, seriesplan
 
 KNOWN = {'1da177e4c3f4': 'Linux-2.6.12-rc2'}
 
@@ -296,6 +296,7 @@ def test_olddefconfig_runs_again_only_where_kconfig_files_changed(tmp_path, monk
 	c.wt, c.build_root, c.logdir = tmp_path / 'wt', tmp_path / 'build', tmp_path / 'logs'
 	c.logdir.mkdir()
 	c.results, c._config_at = [], {}
+	c.opts = seriescheck.SeriesOptions()
 	c.args = type('A', (), {'no_ccache': True, 'verbose': False})()
 	full = tmp_path / 'config.full'
 	full.write_text('CONFIG_X=y\n')
@@ -334,9 +335,74 @@ def test_the_series_check_builds_share_one_ccache_across_arches(tmp_path):
 	assert env['CCACHE_DIR'] == str(tmp_path / 'ccache')
 	c = seriescheck.Checker.__new__(seriescheck.Checker)
 	c.build_root = tmp_path / 'series' / 'build'
+	c.opts = seriescheck.SeriesOptions()
 	dirs = {a: c._build_dir(a) for a in ('x86_64', 'i386', 'arm', 'arm64')}
 	assert len(set(dirs.values())) == 4
 	assert all(d.parent == c.build_root / 'debian' for d in dirs.values())
+	# the lean configuration's objects never replace the full one's
+	c.opts = seriescheck.SeriesOptions(build_config=seriesplan.BuildConfig.LEAN)
+	assert c._build_dir('x86_64') == c.build_root / 'lean' / 'x86_64'
+
+
+def _lean_checker(tmp_path, monkeypatch, config_text):
+	"""A Checker whose make writes config_text as the .config of any
+	olddefconfig, and whose series defines CONFIG_A_KUNIT_TEST and
+	CONFIG_B_KUNIT_TEST; the makes' targets in made."""
+	import subprocess
+	from bklkunit import tree
+	c = seriescheck.Checker.__new__(seriescheck.Checker)
+	c.wt, c.build_root, c.logdir = tmp_path / 'wt', tmp_path / 'build', tmp_path / 'logs'
+	(c.wt / 'scripts' / 'kconfig').mkdir(parents=True)
+	merge = c.wt / 'scripts' / 'kconfig' / 'merge_config.sh'
+	merge.write_text('#!/bin/sh\nexit 0\n')
+	merge.chmod(0o755)
+	c.logdir.mkdir()
+	c.cache = tmp_path
+	c.results, c._config_at, c.commits, c.pristine = [], {}, ['head'], 'base'
+	c.opts = seriescheck.SeriesOptions(build_config=seriesplan.BuildConfig.LEAN)
+	c.args = type('A', (), {'no_ccache': True, 'verbose': False})()
+	diff = ('+++ b/fs/x/Kconfig\n+config A_KUNIT_TEST\n'
+		'+++ b/fs/y/Kconfig\n+config B_KUNIT_TEST\n')
+	monkeypatch.setattr(tree, 'git', lambda wt, *a, **k: subprocess.CompletedProcess(
+		a, 0, diff if a[0] == 'diff' else '', ''))
+	made = []
+
+	def make(bdir, arch, targets, extra, log, srcdir, nice=0):
+		made.append(' '.join(targets))
+		if targets == ['tinyconfig']:
+			(bdir / '.config').write_text('CONFIG_TINY=y\n')
+		if targets == ['olddefconfig']:
+			(bdir / '.config').write_text(config_text)
+		return subprocess.CompletedProcess([], 0, '', '')
+	c._make = make
+	return c, made
+
+
+def test_the_lean_configuration_builds_every_suite_in(tmp_path, monkeypatch):
+	"""--build-config=lean: tinyconfig, the lean fragment merged, olddefconfig;
+	config.full is what they made, and the check says so."""
+	c, made = _lean_checker(tmp_path, monkeypatch,
+				'CONFIG_A_KUNIT_TEST=y\nCONFIG_B_KUNIT_TEST=y\n')
+	full = c._full_config('x86_64')
+	assert full == tmp_path / 'build' / 'lean' / 'x86_64' / 'config.full'
+	assert full.read_text() == 'CONFIG_A_KUNIT_TEST=y\nCONFIG_B_KUNIT_TEST=y\n'
+	assert made == ['tinyconfig', 'olddefconfig']
+	frag = (full.parent / 'lean.config').read_text()
+	assert 'CONFIG_KUNIT=y' in frag and '=m' not in frag
+	assert [(r.name, r.ok) for r in c.results] == [('build config', True)]
+	assert '2 suites built in' in c.results[0].detail
+
+
+def test_a_suite_the_lean_configuration_leaves_out_fails_its_check(tmp_path, monkeypatch):
+	"""A suite olddefconfig dropped (or left a module) would never be
+	compiled by the lean builds: the configuration check fails naming it,
+	and no build follows."""
+	c, made = _lean_checker(tmp_path, monkeypatch,
+				'CONFIG_A_KUNIT_TEST=m\n# CONFIG_B_KUNIT_TEST is not set\n')
+	assert c._full_config('arm') is None
+	[r] = c.results
+	assert r.name == 'build config arm' and not r.ok
+	assert 'CONFIG_A_KUNIT_TEST, CONFIG_B_KUNIT_TEST' in r.detail
 
 
 def test_check_series_never_rebuilds_an_existing_work_tree(tmp_path, monkeypatch):
@@ -526,3 +592,44 @@ def test_go7007_makes_its_log_directory(tmp_path, monkeypatch):
 	c.check_go7007(tmp_path / 'src', tmp_path / 'head' / 'build', c.add, make)
 	assert made == [['allnoconfig'], ['drivers/media/usb/go7007/']]
 	assert [(r.name, r.ok) for r in c.results] == [('go7007 x86_64', True)]
+
+
+def test_a_lean_build_is_one_make_at_w1_counting_only_new_warnings(tmp_path, monkeypatch):
+	"""The lean per-patch build: one make, W=1 on everything; a warning in a
+	file the patch touches fails it unless the parent commit had it too."""
+	import subprocess
+	from pathlib import Path
+	c, made = _lean_checker(tmp_path, monkeypatch, '')
+	extras = []
+	out = ('fs/x/a.c:3:5: warning: old one [-Wmissing-prototypes]\n'
+	       'fs/x/a.c:9:1: warning: new one [-Wunused]\n'
+	       'fs/z/other.c:1:1: warning: not ours [-Wunused]\n')
+
+	def make(bdir, arch, targets, extra, log, srcdir, nice=0):
+		extras.append((tuple(targets), tuple(extra)))
+		return subprocess.CompletedProcess([], 0, out, '')
+	c._make = make
+	from bklkunit import tree
+	monkeypatch.setattr(tree, 'git', lambda wt, *a, **k: subprocess.CompletedProcess(
+		a, 0, 'fs/x/a.c\n' if a[0] == 'diff-tree' else '', ''))
+	bdir = c._build_dir('x86_64')
+	(bdir / 'fs' / 'x').mkdir(parents=True)
+	(bdir / 'fs' / 'x' / 'a.o').write_text('')
+	seen = []
+
+	def pre(b, arch, commit, objs, log):
+		seen.append(objs)
+		return {'fs/x/a.c: warning: old one [-Wmissing-prototypes]'}
+	monkeypatch.setattr(c, '_preexisting', pre)
+	full = tmp_path / 'config.full'
+	full.write_text('')
+	assert c._build_patch('x86_64', Path('0001-x.patch'), 'c1', full)
+	assert all(e == ('W=1',) for _, e in extras) and [t for t, _ in extras] == [('olddefconfig',), ()]
+	assert seen == [['fs/x/a.o']]
+	[r] = c.results
+	assert not r.ok and 'new one' in r.detail and 'old one' not in r.detail
+	# with only the parent's warning it passes, and says it was not counted
+	out = 'fs/x/a.c:3:5: warning: old one [-Wmissing-prototypes]\n'
+	c.results.clear()
+	c._build_patch('x86_64', Path('0001-x.patch'), 'c1', full)
+	assert c.results[0].ok and '1 warning(s) already in the parent' in c.results[0].detail

@@ -258,3 +258,19 @@ def test_arm_gets_its_own_fragment_after_the_common_one():
 	assert [f.name for f in frags] == ['modules.config', 'modules-arm.config']
 	assert [f.name for f in seriesmodules.fragments('x86_64')] == ['modules.config']
 	assert isinstance(frags[0], Path)
+
+
+def test_the_lean_fragment_is_the_modules_fragment_built_in():
+	"""Every module of kunit/modules.config built in, every suite marked
+	built-in only listed, the arch's extras after: tinyconfig plus it builds
+	every suite into vmlinux."""
+	from bklkunit import paths
+	text = seriesmodules.lean_fragment('arm')
+	frag = seriesmodules.read_fragment(text, 'lean')
+	mods = seriesmodules.read_fragment((paths.KUNIT_DIR / 'modules.config').read_text())
+	assert not [s for s, v in frag.settings if v == 'm']
+	assert frag.value('KUNIT') == 'y' and frag.value('MMU') == 'y'
+	for sym, _ in mods.builtin_only:
+		assert frag.value(sym) == 'y'
+	for sym, val in mods.settings:
+		assert frag.value(sym) == ('y' if val == 'm' else val)

@@ -222,7 +222,19 @@ def test_no_boot_and_the_range():
 	assert SeriesOptions.from_args(args(), 53).range_note(53) == ''
 
 
+def test_the_lean_build_config_leaves_the_boots_out():
+	"""--build-config=lean: no kernel of it is booted, so the default checks
+	lose boot, and the build arches need not include x86_64."""
+	o = SeriesOptions.from_args(args('--build-config=lean'), 53)
+	assert o.build_config == seriesplan.BuildConfig.LEAN
+	assert o.wants('build') and not o.wants('boot') and o.wants('modules')
+	o = SeriesOptions.from_args(args('--build-config=lean', '--build-arches=arm'), 53)
+	assert o.build_arches == ('arm',)
+	assert SeriesOptions.from_args(args(), 53).build_config == seriesplan.BuildConfig.FULL
+
+
 @pytest.mark.parametrize('argv, message', [
+	(['--build-config=lean', '--checks=build,boot'], 'leave boot out of --checks'),
 	(['--checks=apply,bogus'], 'unknown check(s) bogus'),
 	(['--checks=,'], '--checks names no check'),
 	(['--checks=apply,boot'], 'add build to --checks'),
