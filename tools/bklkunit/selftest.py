@@ -6,12 +6,12 @@ line `N passed, N failed` over all of them.
 What every change must pass, within half of CI's 90 minutes from an empty
 cache on two cores (docs/series-checks.md#make-test): check-series with
 every patch built in its lean configuration (tinyconfig with every suite
-built in, W=1 on what each patch touches: SERIES_ARGS) and every check
+built in, at W=1: SERIES_ARGS) and every check
 that reads the patches, go7007 on x86_64; and the series head's suites
 booted on x86_64 and one 32-bit arch (CI_ARCHES, default profile).  The
 rest of the matrix - the per-patch builds in the full configuration and
 their boots, the modules check, go7007 and the builds on the other arches,
-the profiles - is `make check-series`'s and the pipeline's (docs/ci.md).
+the profiles - is `make check-series`'s and `make test-profiles`'.
 
 pytest and then the KUnit run on the CI arches run beside check-series,
 one after the other in a thread of their own: pytest is one process on
