@@ -43,7 +43,8 @@ SUBSYSTEMS: Dict[str, Tuple[str, ...]] = {
 	       'Documentation/dev-tools/kmemleak.rst'),
 	'kunit': ('include/kunit/', 'lib/kunit/'),
 	'ufs': ('fs/ufs/',),
-	'appletalk': ('net/appletalk/',),
+	# MAINTAINERS' APPLETALK NETWORK LAYER: its headers with it.
+	'appletalk': ('net/appletalk/', 'include/linux/atalk.h', 'include/uapi/linux/atalk.h'),
 	'autofs': ('fs/autofs/',),
 }
 NEUTRAL = ('MAINTAINERS',)
