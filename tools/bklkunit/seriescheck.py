@@ -371,6 +371,21 @@ class Checker:
 		shutil.copyfile(bdir / '.config', full)
 		return full
 
+	def _suite_symbols(self, wt: Path, commit: str) -> Dict[str, str]:
+		"""The series' suites up to commit (seriesplan.test_symbols)."""
+		return seriesplan.test_symbols(tree.git(wt, 'diff', self.pristine, commit, '--',
+							'*Kconfig*').stdout)
+
+	def _new_warnings(self, bdir: Path, arch: str, c: str, objs: List[str], log: Path,
+			  warns: List[str]) -> Tuple[List[str], int]:
+		"""warns less those the parent commit's objs had (W=1), and how
+		many those were: a patch answers for the warnings it adds."""
+		if not warns:
+			return [], 0
+		old = self._preexisting(bdir, arch, c, objs, log)
+		kept = [w for w in warns if self._key(w) not in old]
+		return kept, len(warns) - len(kept)
+
 	def _lean_config(self, arch: str) -> Optional[Path]:
 		"""--build-config=lean: tinyconfig with every suite of the series
 		built in (seriesmodules.lean_fragment), made at the top of the
@@ -393,9 +408,8 @@ class Checker:
 				 + '\n'.join((proc.stdout + proc.stderr).splitlines()[-15:]),
 				 time.time() - t0)
 			return None
-		head = self.commits[-1] if self.commits else self.pristine
-		suites = sorted(seriesplan.test_symbols(tree.git(self.wt, 'diff', self.pristine, head,
-								 '--', '*Kconfig*').stdout))
+		suites = sorted(self._suite_symbols(self.wt, self.commits[-1] if self.commits
+						    else self.pristine))
 		config = seriesmodules.config_values((bdir / '.config').read_text(errors='replace'))
 		off = seriesmodules.not_built_in(config, suites)
 		if off:
@@ -447,11 +461,7 @@ class Checker:
 		objs = [t[:-2] + '.o' for t in touched
 			if t.endswith('.c') and (bdir / (t[:-2] + '.o')).exists()]
 		if lean:
-			if warns:
-				old = self._preexisting(bdir, arch, c, objs, log)
-				kept = [x for x in warns if self._key(x) not in old]
-				inherited = len(warns) - len(kept)
-				warns = kept
+			warns, inherited = self._new_warnings(bdir, arch, c, objs, log, warns)
 			detail = f'{arch} lean, W=1 on all, {len(objs)} object(s) the patch touches'
 			if inherited:
 				detail += (f'; {inherited} warning(s) already in the parent commit, '
@@ -469,13 +479,8 @@ class Checker:
 			for o in objs:
 				# Leave W=0 objects behind for the next patch.
 				(bdir / o).unlink(missing_ok=True)
-			if w1warns:
-				# A patch answers for the warnings it adds, not for those
-				# the file had before it (W=1 on the parent's objects).
-				old = self._preexisting(bdir, arch, c, objs, log)
-				kept = [w for w in w1warns if self._key(w) not in old]
-				inherited = len(w1warns) - len(kept)
-				warns += kept
+			kept, inherited = self._new_warnings(bdir, arch, c, objs, log, w1warns)
+			warns += kept
 		detail = f'{arch}, W=1 on {len(objs)} object(s)'
 		if objs and inherited:
 			detail += (f'; {inherited} W=1 warning(s) already in the parent '
@@ -499,8 +504,7 @@ class Checker:
 					    head=i == len(self.patches) - 1, slow=self.opts.slow)
 		if plan is None:
 			return
-		symbols = seriesplan.test_symbols(tree.git(self.wt, 'diff', self.pristine, c, '--',
-							   '*Kconfig*').stdout)
+		symbols = self._suite_symbols(self.wt, c)
 		out = self.cache / 'series' / 'boots' / p.stem
 		self.finish_boot()
 		kernel = seriesboot.stage(self.wt, self._build_dir(BOOT_ARCH), out / 'kernel')
@@ -757,8 +761,7 @@ class Checker:
 		(seriesmodules.py)."""
 		self.logdir.mkdir(parents=True, exist_ok=True)
 		head = self.commits[-1] if self.commits else self.pristine
-		suites = sorted(seriesplan.test_symbols(tree.git(srcdir, 'diff', self.pristine, head,
-								 '--', '*Kconfig*').stdout))
+		suites = sorted(self._suite_symbols(srcdir, head))
 		for arch in self.opts.build_arches:
 			if self._head_stop.is_set():
 				return
