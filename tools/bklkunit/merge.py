@@ -73,7 +73,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 			    'has is reported as not run')
 	p.add_argument('--tree', default=None,
 		       help='kernel tree whose kunit_parser reads the consoles (default: the '
-			    'first tree a job names that is on this machine)')
+			    'first tree a job names that is on this machine, else the one prepared '
+			    'in the cache)')
 	p.add_argument('--origin', default=export.DEFAULT_ORIGIN,
 		       help=f'KCIDB origin (default: {export.DEFAULT_ORIGIN})')
 
@@ -202,16 +203,25 @@ def check_same_tree(jobs: Sequence[Job]) -> None:
 					'not merged')
 
 
-def kernel_tree(jobs: Sequence[Job], named: Optional[str]) -> Path:
-	"""The tree whose kunit_parser reads the consoles."""
-	want = [Path(named)] if named else [Path(str(j.info['tree'])) for j in jobs
-					     if j.kind != 'series' and j.info.get('tree')]
+def kernel_tree(jobs: Sequence[Job], named: Optional[str], cache: Path) -> Path:
+	"""The tree whose kunit_parser reads the consoles: --tree, else the
+	first tree a job names that is on this machine, else the tree
+	prepared in this machine's cache (the jobs ran elsewhere)."""
+	if named:
+		want = [Path(named)]
+	else:
+		want = [Path(str(j.info['tree'])) for j in jobs if j.kind != 'series' and j.info.get('tree')]
+		try:
+			want.append(tree.find_prepared(cache))
+		except UserError:
+			pass
 	for t in want:
 		if (t / 'tools' / 'testing' / 'kunit' / 'kunit_parser.py').is_file():
 			return t.resolve()
-	raise UserError(f'{want[0] if want else "no job"} has no tools/testing/kunit/kunit_parser.py to '
-			'read the consoles with (the jobs ran elsewhere?); name a kernel tree with --tree'
-			if want else 'no run among the jobs and no --tree: nothing to read consoles with')
+	raise UserError((f'{want[0]} has no' if want else 'no job names a tree with a')
+			+ ' tools/testing/kunit/kunit_parser.py to read the consoles with, and this '
+			'machine\'s cache has no prepared tree; run `./tools/kunit.py prepare` or name '
+			'a kernel tree with --tree')
 
 
 def _order(entry: Dict[str, Any]) -> Tuple[int, int, str]:
@@ -278,8 +288,8 @@ def counts_from_cases(entry: Dict[str, Any], cases: Sequence[Any]) -> None:
 
 
 def merge(out: Path, dirs: Sequence[str], expect_spec: str = '', shards: Optional[str] = None,
-	  named_tree: Optional[str] = None, origin: str = export.DEFAULT_ORIGIN) -> Tuple[Dict[str, Any],
-											 List[Any], List[str]]:
+	  named_tree: Optional[str] = None, origin: str = export.DEFAULT_ORIGIN,
+	  cache: Optional[Path] = None) -> Tuple[Dict[str, Any], List[Any], List[str]]:
 	"""Merge the jobs of dirs into out.  Returns (summary, the arches as
 	read, notes)."""
 	out = Path(out).resolve()
@@ -301,7 +311,7 @@ def merge(out: Path, dirs: Sequence[str], expect_spec: str = '', shards: Optiona
 	if not entries:
 		raise UserError('no run among the jobs (only check-series results): nothing to merge '
 				'them with; give --expect')
-	ktree = kernel_tree(jobs, named_tree)
+	ktree = kernel_tree(jobs, named_tree, cache or paths.cache_dir())
 	first = runs[0].info if runs else jobs[0].info
 	starts = [t for t in (parse_time(j.info.get('started')) for j in jobs) if t is not None]
 	profs: List[str] = []
@@ -356,7 +366,7 @@ def merge(out: Path, dirs: Sequence[str], expect_spec: str = '', shards: Optiona
 
 def cmd(args: argparse.Namespace) -> int:
 	summary, runs, notes = merge(Path(args.out), args.dirs, args.expect, args.expect_shards,
-				     args.tree, args.origin)
+				     args.tree, args.origin, paths.cache_dir(args.cache_dir))
 	for n in notes:
 		print(f'note: {n}', file=sys.stderr)
 	out = Path(summary['results_dir'])

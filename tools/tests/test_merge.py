@@ -392,3 +392,22 @@ def test_a_shard_is_its_range():
 	o = seriesplan.SeriesOptions.from_args(args, 68)
 	assert (o.from_patch, o.to_patch, o.shard) == (18, 34, '2/4')
 	assert [i for i in range(68) if o.takes(i)] == list(range(17, 34))
+
+
+def test_jobs_of_another_machine_are_read_with_this_machines_tree(tmp_path, parser_tree,
+								  monkeypatch, capsys):
+	for name, arch in (('a', 'x86_64'), ('b', 'arm')):
+		d = job(tmp_path / 'ci' / name, parser_tree, {arch: ktap_console(ALPHA)})
+		s = json.loads((d / 'summary.json').read_text())
+		s['tree'] = '/elsewhere/src/linux'
+		(d / 'summary.json').write_text(json.dumps(s))
+	monkeypatch.setattr(merge.tree, 'find_prepared', lambda cache: parser_tree)
+	assert cli.main(['merge', str(tmp_path / 'm'), str(tmp_path / 'ci')]) == 0
+	summary = json.loads((tmp_path / 'm' / 'summary.json').read_text())
+	assert summary['tree'] == str(parser_tree.resolve())
+	monkeypatch.setattr(merge.tree, 'find_prepared',
+			    lambda cache: (_ for _ in ()).throw(UserError('no prepared work tree')))
+	assert cli.main(['merge', str(tmp_path / 'm2'), str(tmp_path / 'ci')]) == 2
+	err = capsys.readouterr().err
+	assert '/elsewhere/src/linux has no tools/testing/kunit/kunit_parser.py' in err
+	assert not (tmp_path / 'm2').exists()

@@ -25,7 +25,7 @@ td.num { text-align: right; white-space: nowrap; }
 .skip { background: #fdf0c2; } .crash { background: #e8c4f0; font-weight: bold; }
 .missing { background: #e4e4e4; color: #444; font-style: italic; }
 .st-PASS { background: #d5f5d5; } .st-FAIL, .st-BUILD_FAILED, .st-CONFIG_FAILED { background: #f7c6c6; }
-.st-CRASH, .st-TIMEOUT, .st-ERROR { background: #e8c4f0; } .st-NO_TESTS { background: #e4e4e4; }
+.st-CRASH, .st-TIMEOUT, .st-ERROR, .st-NOT_RUN { background: #e8c4f0; } .st-NO_TESTS { background: #e4e4e4; }
 .st-SKIPPED_PROFILE { background: #fdf0c2; }
 .dur, .note { display: block; font-size: .8em; color: #444; font-weight: normal; font-style: normal; }
 pre { background: #f6f6f6; border: 1px solid #ddd; padding: .5em; overflow-x: auto; margin: .3em 0; }
