@@ -57,7 +57,7 @@ class Job:
 	kind: str                          # 'run', 'died' (run.json only), 'series'
 	info: Dict[str, Any]               # its summary.json, run.json or series.json
 	entries: List[Tuple[Dict[str, Any], Path]] = field(default_factory=list)   # (entry, its dir)
-	series: Optional[SeriesJob] = None
+	series: List[SeriesJob] = field(default_factory=list)     # check-series' (a merged one's too)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -126,6 +126,7 @@ def read_job(d: Path) -> Optional[Job]:
 		for e in summary['arches']:
 			prof = rundir.entry_profile(summary, e)
 			job.entries.append((dict(e, profile=prof), d / rundir.entry_dir(e)))
+		job.series = export.series_checks(d, summary)     # a merged directory's
 		return job
 	if (d / rundir.PLAN).is_file():
 		plan = _json_object(d / rundir.PLAN)
@@ -150,7 +151,7 @@ def read_job(d: Path) -> Optional[Job]:
 		return job
 	if (d / seriesresults.FILE).is_file():
 		s = seriesresults.read_series_job(d / seriesresults.FILE)
-		return Job(d, 'series', s.document(), series=s)
+		return Job(d, 'series', s.document(), series=[s])
 	return None
 
 
@@ -171,9 +172,15 @@ def find_jobs(dirs: Sequence[str], out: Path) -> Tuple[List[Job], List[str]]:
 			continue
 		inner = sorted(c for c in d.iterdir() if c.is_dir() and c.resolve() != out)
 		found = [j for j in (read_job(c) for c in inner) if j]
+		# An earlier merge's output beside the jobs (a merged directory
+		# named on its own is a job like any other).
+		merged = [j for j in found if j.info.get('merged_from')]
+		found = [j for j in found if j not in merged]
 		jobs += found
+		for j in merged:
+			notes.append(f'{j.path}: the output of an earlier merge, passed over')
 		for c in inner:
-			if not any(j.path == c for j in found):
+			if not any(j.path == c for j in found + merged):
 				notes.append(f'{c}: no summary.json, {rundir.PLAN} or {seriesresults.FILE}: '
 					     'not a job\'s results, passed over')
 		if not found:
@@ -256,7 +263,7 @@ def plan_merge(jobs: Sequence[Job], expect: Sequence[Tuple[str, str]],
 					 'reason': f'no results: no job left any for {arch} ({prof}) (it did '
 						   'not start, or died before run wrote anything)'}, None))
 	entries.sort(key=lambda x: _order(x[0]))
-	series = [j.series for j in jobs if j.series is not None]
+	series = [s for j in jobs for s in j.series]
 	ranges: Dict[str, SeriesJob] = {}
 	for s in series:
 		key = s.shard or s.label
@@ -372,17 +379,23 @@ def cmd(args: argparse.Namespace) -> int:
 	out = Path(summary['results_dir'])
 	print(f'Merged {len(summary["merged_from"])} job(s) into {out}')
 	bad = []
+	rows = [(e['dir'], r.status, ' '.join(f'{e.get(k, 0)} {k}' for k in COUNTS))
+		for e, r in zip(summary['arches'], runs)]
+	for c in summary.get('series_checks', []):
+		rows.append((f'series {c["name"]}',
+			     ('FAIL' if c['failed'] else 'PASS') if c['complete'] else 'CRASH (did not finish)',
+			     f'{c["passed"]} passed {c["failed"]} failed'))
+	width = max(len(r[0]) for r in rows)
+	for name, status, counts in rows:
+		print(f'  {name:<{width}}  {status:<8} {counts}')
 	for e, r in zip(summary['arches'], runs):
-		print(f'  {e["dir"]:<16} {r.status:<15} ' + ' '.join(f'{e.get(k, 0)} {k}' for k in COUNTS))
 		if r.status not in (ArchStatus.PASS, ArchStatus.SKIPPED_PROFILE):
 			bad.append(e['dir'])
 		if r.disagreement:
 			print(f'kunit.py merge: {e["dir"]}: {r.disagreement}; reported as {r.status}',
 			      file=sys.stderr)
 	for c in summary.get('series_checks', []):
-		state = ('FAIL' if c['failed'] else 'PASS') if c['complete'] else 'CRASH (did not finish)'
-		print(f'  series {c["name"]:<9} {state:<15} {c["passed"]} passed {c["failed"]} failed')
-		if state != 'PASS':
+		if c['failed'] or not c['complete']:
 			bad.append(f'series {c["name"]}')
 	for name in ('index.html', 'junit.xml', 'kcidb.json'):
 		print(out / name)

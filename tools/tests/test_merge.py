@@ -126,7 +126,8 @@ def test_report_compare_and_baseline_read_a_merged_directory(tmp_path, parser_tr
 	out = tmp_path / 'merged'
 	assert cli.main(['merge', str(out), str(tmp_path / 'ci'), '--tree', str(parser_tree)]) == 1
 	printed = capsys.readouterr().out
-	assert 'arm              FAIL' in printed and 'merge: not a pass: arm' in printed
+	assert '  arm           FAIL     3 passed 1 failed 1 skipped 0 crashed' in printed
+	assert 'merge: not a pass: arm' in printed
 	bdir = tmp_path / 'baselines'
 	bdir.mkdir()
 	assert cli.main(['baseline', str(out), '--tree', str(parser_tree),
@@ -318,9 +319,9 @@ def test_series_shards_are_merged_with_the_runs(tmp_path, parser_tree, capsys, m
 	assert cli.main(['merge', str(out), str(tmp_path / 'ci'), '--tree', str(parser_tree),
 			 '--expect-shards', '3']) == 1
 	printed = capsys.readouterr().out
-	assert 'series patches 1-2 PASS' in printed
-	assert 'series patches 3-4 CRASH (did not finish)' in printed
-	assert 'series patches 5-7 CRASH (did not finish)' in printed     # no job left it
+	assert '  series patches 1-2  PASS     2 passed 0 failed' in printed
+	assert '  series patches 3-4  CRASH (did not finish) 1 passed 1 failed' in printed
+	assert '  series patches 5-7  CRASH (did not finish) 0 passed 0 failed' in printed  # no job left it
 	summary = json.loads((out / 'summary.json').read_text())
 	assert [(c['name'], c['complete'], c['failed']) for c in summary['series_checks']] == [
 		('patches 1-2', True, 0), ('patches 3-4', False, 1), ('patches 5-7', False, 0)]
@@ -411,3 +412,30 @@ def test_jobs_of_another_machine_are_read_with_this_machines_tree(tmp_path, pars
 	err = capsys.readouterr().err
 	assert '/elsewhere/src/linux has no tools/testing/kunit/kunit_parser.py' in err
 	assert not (tmp_path / 'm2').exists()
+
+
+def test_an_earlier_merge_beside_the_jobs_is_passed_over(tmp_path, parser_tree, capsys):
+	three_jobs(tmp_path, parser_tree)
+	merge.merge(tmp_path / 'ci' / 'merged', [str(tmp_path / 'ci')], named_tree=str(parser_tree))
+	summary, _, notes = merge.merge(tmp_path / 'again', [str(tmp_path / 'ci')],
+					named_tree=str(parser_tree))
+	assert len(summary['merged_from']) == 3
+	assert notes == [f'{tmp_path / "ci" / "merged"}: the output of an earlier merge, passed over']
+	# Named on its own, a merged directory is a job: merged again, the same arches.
+	again, _, _ = merge.merge(tmp_path / 'twice', [str(tmp_path / 'again')],
+				  named_tree=str(parser_tree))
+	assert [e['dir'] for e in again['arches']] == [e['dir'] for e in summary['arches']]
+	assert [e['passed'] for e in again['arches']] == [e['passed'] for e in summary['arches']]
+
+
+def test_a_merged_directory_merged_again_keeps_its_series_checks(tmp_path, parser_tree):
+	job(tmp_path / 'ci' / 'run-x86_64', parser_tree, {'x86_64': ktap_console(ALPHA)})
+	series_job(tmp_path / 'ci' / 'series-1', '1/2', 6)
+	series_job(tmp_path / 'ci' / 'series-2', '2/2', 6, failed=True)
+	merge.merge(tmp_path / 'm', [str(tmp_path / 'ci')], named_tree=str(parser_tree))
+	job(tmp_path / 'more' / 'run-arm', parser_tree, {'arm': ktap_console(ALPHA)})
+	again, _, _ = merge.merge(tmp_path / 'm2', [str(tmp_path / 'm'), str(tmp_path / 'more')],
+				  named_tree=str(parser_tree))
+	assert [e['dir'] for e in again['arches']] == ['x86_64', 'arm']
+	assert [(c['name'], c['failed']) for c in again['series_checks']] == [('patches 1-3', 0),
+									     ('patches 4-6', 1)]

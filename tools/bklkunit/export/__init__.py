@@ -69,6 +69,7 @@ def series_checks(rdir: Path, summary: Dict[str, Any]) -> List[SeriesJob]:
 	back; none for a run's."""
 	out: List[SeriesJob] = []
 	for e in summary.get('series_checks', []) or []:
-		if isinstance(e, dict) and isinstance(e.get('file'), str):
-			out.append(read_series_job(Path(rdir) / e['file']))
+		f = e.get('file') if isinstance(e, dict) else None
+		if isinstance(f, str) and '..' not in Path(f).parts and not Path(f).is_absolute():
+			out.append(read_series_job(Path(rdir) / f))
 	return out
