@@ -2,7 +2,7 @@
 """ci-config: .gitlab-ci.yml is the generator's output, and its jobs are
 the tool's arches, profiles and series."""
 
-import yaml
+import yaml  # python3-yaml: deps.TEST_PACKAGES
 
 from bklkunit import ciconfig, cli, merge, paths, profiles, seriesplan, tree
 
@@ -103,3 +103,8 @@ def test_scalars_read_back_as_written():
 	for s in ('4', 'true', 'a: b', 'x #y', '-x', '[a]', 'ci-results/', '"q"', 'a,b', '1.5', 'on'):
 		assert yaml.safe_load(f'k: {ciconfig._scalar(s)}')['k'] == s
 		assert yaml.safe_load(f'k: [{ciconfig._scalar(s, flow=True)}]')['k'] == [s]
+
+
+def test_yaml_is_a_test_package():
+	from bklkunit import deps
+	assert 'python3-yaml' in deps.TEST_PACKAGES
