@@ -21,11 +21,17 @@ PROFILES ?= kasan kcsan faults
 PROFILE_ARCHES ?= all
 # `make bench`: one arch unless ARCH=... is given on the command line.
 BENCH_ARCH ?= x86_64
+# `make merge MERGED=dir RESULTS='dir1 dir2 ...'`: jobs' results as one (docs/ci.md).
+MERGED ?=
+# `make ci-config CI_OPTS='--arches=x86_64,arm --shards=2'`: write .gitlab-ci.yml
+# (CI_OUT=file for a smaller pipeline elsewhere; docs/ci.md).
+CI_OPTS ?=
+CI_OUT ?= .gitlab-ci.yml
 # `make check-series SERIES_OPTS='--all-arches --from-patch 50'`: more of
 # check-series' options (docs/series-checks.md).
 SERIES_OPTS ?=
 
-.PHONY: all run ab test test-profiles pytest mypy prepare export check-series deps clean distclean help bench
+.PHONY: all run ab test test-profiles pytest mypy prepare export check-series deps clean distclean help bench merge ci-config
 
 all: help
 
@@ -46,6 +52,10 @@ help:
 	@echo '                         scans, KUNIT=m modules build (SERIES_OPTS=--all-arches: every arch)'
 	@echo 'make baseline [RESULTS=dir]  record a run (default: the latest) as kunit/baselines/<arch>.json'
 	@echo 'make compare [RESULTS=dir]   that run against the baselines; fails only on a regression'
+	@echo 'make merge MERGED=dir RESULTS="dir ..."  the results of many jobs (run, check-series) as one'
+	@echo '                         results directory: page, JUnit, KCIDB (docs/results.md#merged-results)'
+	@echo 'make ci-config [CI_OPTS=...] [CI_OUT=file]  write the GitLab pipeline (.gitlab-ci.yml) from'
+	@echo '                         the arch, profile and series lists (docs/ci.md)'
 	@echo 'make deps                install the Debian packages for all arches'
 	@echo 'make clean               remove build directories and results from the cache'
 	@echo 'make distclean           remove the whole cache'
@@ -102,3 +112,10 @@ baseline:
 
 compare:
 	$(KUNIT) compare $(RESULTS)
+
+merge:
+	@test -n "$(MERGED)" -a -n "$(RESULTS)" || { echo 'make merge: give MERGED=dir and RESULTS="dir ..."' >&2; exit 2; }
+	$(KUNIT) merge $(MERGED) $(RESULTS)
+
+ci-config:
+	$(KUNIT) ci-config $(CI_OPTS) -o $(CI_OUT)

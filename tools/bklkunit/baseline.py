@@ -114,6 +114,12 @@ class ArchCases:
 	cases: Dict[str, str] = field(default_factory=dict)
 	environment: Dict[str, str] = field(default_factory=dict)
 	damaged: str = ''     # why the console does not bear summary.json out (rundir.py)
+	profile: str = 'default'
+	slot: str = ''        # its subdirectory: the arch, or <arch>-<profile> (merged results)
+
+	@property
+	def name(self) -> str:
+		return self.slot or self.arch
 
 	@property
 	def complete(self) -> bool:
@@ -151,15 +157,15 @@ def load_results(rdir: Path, kernel_tree: Path, probe: bool = True,
 	loaded: what rundir.load_run already read of rdir."""
 	rdir = Path(rdir)
 	summary, runs = loaded or rundir.load_run(rdir, kernel_tree, probe=probe)
-	entries = {str(e.get('arch')): e for e in summary.get('arches', [])}
+	entries = {rundir.entry_dir(e): e for e in summary.get('arches', [])}
 	kernel = (str(summary.get('debian_version') or '')
 		  or (f'Linux {summary["kernel_version"]}' if summary.get('kernel_version') else ''))
 	out = []
 	for r in runs:
 		if r.status == ArchStatus.SKIPPED_PROFILE:
 			continue      # not run: the profile does not exist on that arch
-		entry = entries.get(r.arch, {})
-		adir = rdir / r.arch
+		entry = entries.get(r.name, {})
+		adir = rdir / r.name
 		verdict = rundir.load_verdict(adir, entry)
 		suites = r.suites           # every boot's (rundir.load_run merges them)
 		flaky: List[Any] = next((f for f in (verdict.get('flaky'), entry.get('flaky'))
@@ -170,8 +176,24 @@ def load_results(rdir: Path, kernel_tree: Path, probe: bool = True,
 			config = build_config_hash(cache, summary, r.arch, rdir)
 		env = {'kernel': kernel, 'compiler': r.compiler, 'qemu': r.qemu,
 		       'config_hash': config, 'series_hash': str(summary.get('series_hash') or '')}
-		out.append(ArchCases(r.arch, r.status, r.built, cases, env, r.disagreement))
+		out.append(ArchCases(r.arch, r.status, r.built, cases, env, r.disagreement,
+				     profile=r.profile, slot=r.name))
 	return summary, out
+
+
+def profile_dirs(named: Optional[Path], summary: Dict[str, Any]) -> Dict[str, Path]:
+	"""Where the baselines of each profile of a results directory are.
+	Without --baseline-dir: kunit/baselines for the default profile,
+	kunit/baselines/<profile> for the others (default_dir).  With
+	--baseline-dir D: for a results directory of one profile (every run's),
+	D itself, as always; for one of several (`merge`), D is laid out as
+	kunit/baselines: D for default, D/<profile> for the others."""
+	profiles = rundir.profiles_of(summary) or [str(summary.get('profile') or 'default')]
+	if named is None:
+		return {p: default_dir(p) for p in profiles}
+	if len(profiles) == 1:
+		return {profiles[0]: Path(named)}
+	return {p: Path(named) if p == 'default' else Path(named) / p for p in profiles}
 
 
 # ------------------------------------------------------------------ baseline
@@ -221,15 +243,17 @@ def baseline_problem(doc: Any, arch: str) -> str:
 	return ''
 
 
-def write_baselines(rdir: Path, kernel_tree: Path, bdir: Path,
+def write_baselines(rdir: Path, kernel_tree: Path, bdir: Optional[Path],
 		    arches: Optional[List[str]] = None, probe: bool = True,
 		    cache: Optional[Path] = None) -> Tuple[List[Path], List[str]]:
 	"""Write <bdir>/<arch>.json for each arch of the run that has case
-	results.  Returns (written, messages about arches left out)."""
+	results (bdir None: kunit/baselines[/<profile>]; a results directory of
+	several profiles: profile_dirs).  Returns (written, messages about
+	arches left out)."""
 	summary, results = load_results(rdir, kernel_tree, probe, cache)
-	bdir = Path(bdir)
+	dirs = profile_dirs(Path(bdir) if bdir is not None else None, summary)
 	written, skipped = [], []
-	known = [a.arch for a in results]
+	known = sorted({a.arch for a in results}, key=[a.arch for a in results].index)
 	for want in arches or []:
 		if want not in known:
 			skipped.append(f'{want}: not in this run ({", ".join(known) or "no arch"})')
@@ -244,11 +268,10 @@ def write_baselines(rdir: Path, kernel_tree: Path, bdir: Path,
 		if arches and a.arch not in arches:
 			continue
 		if not a.cases:
-			skipped.append(f'{a.arch}: no case results ({a.status}); baseline not recorded')
+			skipped.append(f'{a.name}: no case results ({a.status}); baseline not recorded')
 			continue
-		bdir.mkdir(parents=True, exist_ok=True)
-		p = baseline_path(bdir, a.arch)
-		p.write_text(dumps(baseline_document(a)))
+		p = baseline_path(dirs.get(a.profile) or default_dir(a.profile), a.arch)
+		paths.write_atomic(p, dumps(baseline_document(a)))
 		written.append(p)
 	return written, skipped
 
@@ -305,7 +328,7 @@ def compare_environment(then: Dict[str, str], now: Dict[str, str],
 
 def compare_arch(base: Dict[str, Any], now: ArchCases, bpath: Path,
 		 filter_glob: str = '') -> Comparison:
-	c = Comparison(now.arch, bpath, status=now.status, damaged=now.damaged)
+	c = Comparison(now.name, bpath, status=now.status, damaged=now.damaged)
 	compare_environment(base.get('environment') or {}, now.environment, c)
 	old_cases: Dict[str, str] = {str(k): str(v) for k, v in base['cases'].items()}
 	for key in sorted(set(old_cases) | set(now.cases)):
@@ -333,6 +356,10 @@ def compare_arch(base: Dict[str, Any], now: ArchCases, bpath: Path,
 		else:
 			c.changed.append((key, old, new))
 	return c
+
+
+def slot_of(arch: str, profile: str) -> str:
+	return results.slot_name(arch, profile)
 
 
 def divergence(results: Sequence[ArchCases]) -> Dict[str, Any]:
@@ -422,7 +449,7 @@ def format_comparison(c: Comparison) -> List[str]:
 	return lines
 
 
-def compare(rdir: Path, kernel_tree: Path, bdir: Path, probe: bool = True,
+def compare(rdir: Path, kernel_tree: Path, bdir: Optional[Path], probe: bool = True,
 	    out=None, show_divergence: bool = True,
 	    cache: Optional[Path] = None) -> Tuple[int, List[Comparison], Dict[str, Any]]:
 	"""Print the comparison of a results directory with the baselines (and,
@@ -430,23 +457,35 @@ def compare(rdir: Path, kernel_tree: Path, bdir: Path, probe: bool = True,
 	Returns (exit status: 1 on any regression, else 0, comparisons, divergence)."""
 	out = out or sys.stdout
 	summary, results = load_results(rdir, kernel_tree, probe, cache)
-	bdir = Path(bdir)
+	dirs = profile_dirs(Path(bdir) if bdir is not None else None, summary)
 	comps = []
-	print(f'Comparing {rdir} with the baselines in {bdir}', file=out)
+	print(f'Comparing {rdir} with the baselines in '
+	      + ', '.join(f'{d}' + (f' ({p})' if len(dirs) > 1 else '') for p, d in dirs.items()),
+	      file=out)
 	for a in results:
-		bpath = baseline_path(bdir, a.arch)
-		base = load_baseline(bdir, a.arch)
+		pdir = dirs.get(a.profile) or default_dir(a.profile)
+		bpath = baseline_path(pdir, a.arch)
+		base = load_baseline(pdir, a.arch)
 		if base is None:
-			c = Comparison(a.arch, bpath, has_baseline=False, status=a.status,
+			c = Comparison(a.name, bpath, has_baseline=False, status=a.status,
 				       damaged=a.damaged)
 		else:
 			c = compare_arch(base, a, bpath, str(summary.get('filter_glob') or ''))
 		comps.append(c)
 		print('\n'.join(format_comparison(c)), file=out)
-	div = divergence(results)
-	if show_divergence and (div['cases'] or (div['no_results'] and len(results) > 1)):
-		print('\nCross-arch divergence (this run):', file=out)
-		print('\n'.join(format_divergence(div)), file=out)
+	# Across the arches of one profile (a KASAN case against a lockdep-only
+	# one says nothing of word size).
+	groups = {p: [a for a in results if a.profile == p] for p in dirs}
+	div: Dict[str, Any] = {'cases': [], 'no_results': {}}
+	for p, group in groups.items():
+		d = divergence(group)
+		div['cases'] += [dict(x, profile=p) for x in d['cases']] if len(groups) > 1 else d['cases']
+		div['no_results'].update({(a if len(groups) == 1 else slot_of(a, p)): s
+					  for a, s in d['no_results'].items()})
+		if show_divergence and (d['cases'] or (d['no_results'] and len(group) > 1)):
+			print('\nCross-arch divergence (this run' + (f', profile {p}' if len(groups) > 1
+								     else '') + '):', file=out)
+			print('\n'.join(format_divergence(d)), file=out)
 	bad = [c for c in comps if c.regressions or c.damaged]
 	if bad:
 		print('\ncompare: ' + ', '.join(
@@ -492,10 +531,10 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 			arches = paths.parse_arches(args.arch)
 		except ValueError as e:
 			raise UserError(str(e))
-	bdir = (Path(args.baseline_dir).resolve() if args.baseline_dir
-		else default_dir(str(summary.get('profile') or 'default')))
-	paths.usable_dir(bdir, 'baseline directory')
-	written, skipped = write_baselines(rdir, ktree, bdir, arches,
+	named = Path(args.baseline_dir).resolve() if args.baseline_dir else None
+	for d in profile_dirs(named, summary).values():
+		paths.usable_dir(d, 'baseline directory')
+	written, skipped = write_baselines(rdir, ktree, named, arches,
 					   cache=paths.cache_dir(args.cache_dir))
 	for p in written:
 		doc = json.loads(p.read_text())
@@ -525,7 +564,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
 	rdir = _rdir(args)
 	summary = rundir.load_summary(rdir)
 	ktree = kernel_tree_for(summary, args.tree)
-	bdir = (Path(args.baseline_dir).resolve() if args.baseline_dir
-		else default_dir(str(summary.get('profile') or 'default')))
-	rc, _, _ = compare(rdir, ktree, bdir, cache=paths.cache_dir(args.cache_dir))
+	named = Path(args.baseline_dir).resolve() if args.baseline_dir else None
+	rc, _, _ = compare(rdir, ktree, named, cache=paths.cache_dir(args.cache_dir))
 	return rc

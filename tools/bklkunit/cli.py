@@ -12,8 +12,8 @@ import traceback
 from pathlib import Path
 from typing import Any, List, Optional
 
-from . import (ab, baseline, bench, deps, export, fixturecmd, mail, paths, progress, run, rundir,
-	       selftest, seriescheck, tree)
+from . import (ab, baseline, bench, ciconfig, deps, export, fixturecmd, mail, merge, paths, progress,
+	       run, rundir, selftest, seriescheck, tree)
 from .errors import UserError
 from .results import ArchRun
 
@@ -182,6 +182,19 @@ def build_parser() -> argparse.ArgumentParser:
 	_common(p)
 	baseline.add_arguments(p, 'compare')
 	p.set_defaults(func=baseline.cmd_compare)
+
+	p = sub.add_parser('merge', help='the results directories of many jobs (run, check-series; '
+			   'other machines too) as one: summary, JUnit, KCIDB and page; refuses jobs '
+			   'of different trees or series')
+	_common(p)
+	merge.add_arguments(p)
+	p.set_defaults(func=merge.cmd)
+
+	p = sub.add_parser('ci-config', help='write the GitLab CI pipeline (.gitlab-ci.yml) from the '
+			   'tool\'s arches, profiles and series (docs/ci.md)')
+	_common(p)
+	ciconfig.add_arguments(p)
+	p.set_defaults(func=ciconfig.cmd)
 
 	p = sub.add_parser('clean', help='remove build directories and results')
 	_common(p)

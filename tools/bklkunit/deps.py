@@ -20,7 +20,7 @@ RUN_PACKAGES: List[str] = []
 # git send-email (with the Mail::Address it needs) for its mail check.
 CHECK_PACKAGES = ['python3-ply', 'python3-git', 'git-email', 'libmailtools-perl']
 # tools/tests/test_mypy.py checks tools/bklkunit with mypy (tools/mypy.ini).
-TEST_PACKAGES = ['python3-pytest', 'python3-jsonschema', 'mypy', 'makefs',
+TEST_PACKAGES = ['python3-pytest', 'python3-jsonschema', 'python3-yaml', 'mypy', 'makefs',
 		 'chromium'] + CHECK_PACKAGES
 
 

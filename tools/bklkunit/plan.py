@@ -80,8 +80,14 @@ def kunitconfigs(arch: str, extra: Sequence[str], profile: str = profiles.DEFAUL
 	return out
 
 
+# The ccache directory when no --ccache-dir is given (run, ab, check-series,
+# test alike): a CI job's cached one.  Default <cache>/ccache.
+CCACHE_DIR_ENV = 'BKL_KUNIT_CCACHE_DIR'
+
+
 def build_env(cache: Path, ccache_dir: Optional[Path] = None) -> Dict[str, str]:
-	"""The environment of kunit.py: reproducible build stamps, ccache."""
+	"""The environment of kunit.py: reproducible build stamps, ccache
+	(ccache_dir, else $BKL_KUNIT_CCACHE_DIR, else <cache>/ccache)."""
 	env = dict(os.environ)
 	env.update({
 		'PYTHONDONTWRITEBYTECODE': '1',
@@ -89,7 +95,7 @@ def build_env(cache: Path, ccache_dir: Optional[Path] = None) -> Dict[str, str]:
 		'KBUILD_BUILD_TIMESTAMP': '2011-01-25 00:00:00 UTC',
 		'KBUILD_BUILD_USER': 'bkl-kunit',
 		'KBUILD_BUILD_HOST': 'kunit',
-		'CCACHE_DIR': str(ccache_dir or cache / 'ccache'),
+		'CCACHE_DIR': str(ccache_dir or os.environ.get(CCACHE_DIR_ENV) or cache / 'ccache'),
 		'CCACHE_BASEDIR': str(cache),
 		'CCACHE_MAXSIZE': os.environ.get('CCACHE_MAXSIZE', '20G'),
 		'CCACHE_NOHASHDIR': '1',

@@ -45,6 +45,13 @@ class ArchStatus(enum.StrEnum):
 DEFAULT_PROFILE = 'default'       # profiles.DEFAULT
 
 
+def slot_name(arch: str, profile: str) -> str:
+	"""An arch x profile's subdirectory of a merged results directory
+	(and its name in the reports): <arch> for the default profile, the one
+	the baselines record; <arch>-<profile> for the others."""
+	return arch if profile in ('', DEFAULT_PROFILE) else f'{arch}-{profile}'
+
+
 class Outcome(enum.StrEnum):
 	"""The result of one case (or parameter), in KCIDB's names."""
 	PASS = 'PASS'
@@ -215,6 +222,17 @@ class ArchRun:
 	# what the console shows (CRASH, or FAIL), never PASS.
 	disagreement: str = ''
 	recorded_status: str = ''
+	# The profile it ran with, and its subdirectory of the results
+	# directory: <arch> in a run's, <arch> or <arch>-<profile> in a merged
+	# one (slot_name).  '' : the arch's name.
+	profile: str = DEFAULT_PROFILE
+	slot: str = ''
+
+	@property
+	def name(self) -> str:
+		"""Its name in every report: its subdirectory (the arch, or
+		<arch>-<profile> in a merged results directory)."""
+		return self.slot or self.arch
 
 	@property
 	def cases(self) -> List[Case]:

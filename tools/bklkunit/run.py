@@ -584,6 +584,9 @@ def _main(args: argparse.Namespace, held: contextlib.ExitStack) -> int:
 	hold_tree(held, args, ktree, info)
 	timings['tree'] = time.time() - t1
 	rdir = results_dir(args, cache, point_latest=False)
+	# What this run is to do, before it does any: a job that dies leaves
+	# this and the verdicts of the arches it finished (`merge`).
+	rundir.write_plan(rdir, info, arches, prof.name, args.filter_glob, started)
 	if prof.name != profiles.DEFAULT:
 		print(f'Profile {prof.name}: {prof.what}')
 

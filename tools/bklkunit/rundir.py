@@ -28,8 +28,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from . import ktap, kunit_tool, paths
 from .console import parse_console
 from .errors import UserError
-from .results import (BUILT, NOT_BUILT, RAN_TO_THE_END, ArchResult, ArchRun, ArchStatus, Suite,
-		      at_clock, merge_boots, name_unreached, parse_time, stopped_note)
+from .results import (BUILT, DEFAULT_PROFILE, NOT_BUILT, RAN_TO_THE_END, ArchResult, ArchRun,
+		      ArchStatus, Suite, at_clock, merge_boots, name_unreached, parse_time,
+		      stopped_note)
 
 BANNER = re.compile(r'Linux version \S+ \([^)]*\) \((.*)\) #')
 LOG_EXCERPT_MAX = 16384          # KCIDB v5.3 maxLength of every log_excerpt: a build's tail
@@ -37,9 +38,7 @@ LOG_EXCERPT_MAX = 16384          # KCIDB v5.3 maxLength of every log_excerpt: a 
 
 def write_verdict(rdir: Path, r: ArchResult) -> None:
 	"""<rdir>/<arch>/verdict.json of one arch."""
-	adir = Path(rdir) / r.arch
-	adir.mkdir(parents=True, exist_ok=True)
-	(adir / 'verdict.json').write_text(json.dumps(asdict(r), indent=1) + '\n')
+	paths.write_atomic(Path(rdir) / r.arch / 'verdict.json', json.dumps(asdict(r), indent=1) + '\n')
 
 
 def summary_of(info: Dict[str, Any], results: Sequence[ArchResult], rdir: Path,
@@ -52,7 +51,47 @@ def summary_of(info: Dict[str, Any], results: Sequence[ArchResult], rdir: Path,
 
 
 def write_summary(rdir: Path, summary: Dict[str, Any]) -> None:
-	(Path(rdir) / 'summary.json').write_text(json.dumps(summary, indent=1) + '\n')
+	paths.write_atomic(Path(rdir) / 'summary.json', json.dumps(summary, indent=1) + '\n')
+
+
+PLAN = 'run.json'
+
+
+def write_plan(rdir: Path, info: Dict[str, Any], arches: Sequence[str], profile: str,
+	       filter_glob: str, started: str) -> None:
+	"""<rdir>/run.json, written when a run starts: its tree (info), the
+	arches it is to run, its profile, filter and start.  A job that dies
+	before summary.json leaves this and the verdicts of the arches it
+	finished: `merge` reads them (the others are not a pass)."""
+	paths.write_atomic(Path(rdir) / PLAN, json.dumps(
+		dict(info, arches=list(arches), profile=profile, filter_glob=filter_glob,
+		     started=started), indent=1) + '\n')
+
+
+def entry_profile(summary: Dict[str, Any], entry: Dict[str, Any]) -> str:
+	"""The profile an arch entry ran with: its own (a merged results
+	directory has several), else the run's."""
+	p = entry.get('profile') or summary.get('profile') or DEFAULT_PROFILE
+	return str(p)
+
+
+def entry_dir(entry: Dict[str, Any]) -> str:
+	"""The subdirectory of an arch entry: its "dir" (a merged results
+	directory: slot_name, <arch> or <arch>-<profile>), else its arch (a run's,
+	whatever its profile)."""
+	d = entry.get('dir')
+	return d if isinstance(d, str) and d else str(entry.get('arch'))
+
+
+def profiles_of(summary: Dict[str, Any]) -> List[str]:
+	"""The profiles of a results directory's arches, in order."""
+	out: List[str] = []
+	for e in summary.get('arches', []) or []:
+		if isinstance(e, dict):
+			p = entry_profile(summary, e)
+			if p not in out:
+				out.append(p)
+	return out
 
 
 def _first_line(cmd: List[str]) -> str:
@@ -103,6 +142,7 @@ def _seconds(v: Any) -> Optional[float]:
 # summary.json keys that are text when present, and per-arch counts.
 SUMMARY_TEXT = ('tree', 'kernel_version', 'debian_version', 'series', 'series_hash', 'head',
 		'filter_glob', 'profile', 'results_dir')
+ENTRY_TEXT = ('reason', 'profile', 'dir')
 ENTRY_COUNTS = ('passed', 'failed', 'skipped', 'crashed')
 ARCH_NAME = re.compile(r'[A-Za-z0-9_][A-Za-z0-9_.-]*')
 
@@ -149,13 +189,17 @@ def summary_problem(summary: Any) -> str:
 		arch = e.get('arch')
 		if not isinstance(arch, str) or not ARCH_NAME.fullmatch(arch):
 			return f'arch entry {n} has no usable "arch" name ({arch!r})'
-		if arch in seen:
-			return f'arch {arch} is listed twice'
-		seen.add(arch)
+		for k in ENTRY_TEXT:
+			if e.get(k) is not None and not isinstance(e[k], str):
+				return f'arch {arch}: "{k}" is not text'
+		where = entry_dir(e)
+		if not ARCH_NAME.fullmatch(where):
+			return f'arch {arch}: "dir" is not a directory name ({where!r})'
+		if where in seen:
+			return f'arch {where} is listed twice'
+		seen.add(where)
 		if not isinstance(e.get('status'), str) or not e['status']:
 			return f'arch {arch} has no "status"'
-		if e.get('reason') is not None and not isinstance(e['reason'], str):
-			return f'arch {arch}: "reason" is not text'
 		for k in ENTRY_COUNTS:
 			v = e.get(k, 0)
 			if isinstance(v, bool) or not isinstance(v, int) or v < 0:
@@ -272,8 +316,10 @@ def load_run(rdir: Path, kernel_tree: Path, environment: Optional[Dict[str, Dict
 	runs = []
 	for entry in summary.get('arches', []):
 		arch = str(entry.get('arch', 'unknown'))
-		adir = rdir / arch
-		r = ArchRun(arch, str(entry.get('status', ArchStatus.ERROR)), str(entry.get('reason', '') or ''))
+		slot = entry_dir(entry)
+		adir = rdir / slot
+		r = ArchRun(arch, str(entry.get('status', ArchStatus.ERROR)), str(entry.get('reason', '') or ''),
+			    profile=entry_profile(summary, entry), slot=slot)
 		r.build_seconds = _seconds(entry.get('build_seconds'))
 		r.run_seconds = _seconds(entry.get('run_seconds'))
 		verdict = load_verdict(adir, entry)
@@ -283,7 +329,7 @@ def load_run(rdir: Path, kernel_tree: Path, environment: Optional[Dict[str, Dict
 		for name in ('console.log', 'ktap.log', 'build.log', 'kunit.log', 'results.json',
 			     'verdict.json'):
 			if (adir / name).is_file():
-				r.logs[name] = f'{arch}/{name}'
+				r.logs[name] = f'{slot}/{name}'
 		# ERROR (the runner's own trouble) built if kunit.py exec was started.
 		r.built = (r.status in BUILT
 			   or (r.status not in NOT_BUILT and (adir / 'kunit.log').is_file()))

@@ -38,8 +38,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Set, Tuple
 
-from . import commitmsg, deps, mail, paths, progress, seriesboot, seriesmodules, seriesplan, tree
+from . import (commitmsg, deps, mail, paths, progress, seriesboot, seriesmodules, seriesplan,
+	       seriesresults, tree)
 from .errors import UserError
+from .results import now
+from .seriesresults import SeriesCheck, SeriesJob, write_series_job
 from .plan import ArchPlan, RunOptions, build_env, kunitconfigs, make_options
 from .run import at_least
 from .seriesplan import BOOT_ARCH, SeriesOptions
@@ -71,6 +74,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 		       help='record the current go7007 W=1 warnings as the baseline')
 	p.add_argument('--jobs', type=at_least(1), default=None, help='make -j (default: nproc)')
 	p.add_argument('--no-ccache', action='store_true')
+	p.add_argument('--results-dir', default=None, metavar='DIR',
+		       help='also record every check in DIR/series.json, rewritten after each '
+			    'check (what `merge` reads; docs/ci.md)')
 	p.add_argument('-v', '--verbose', action='store_true')
 
 
@@ -163,6 +169,9 @@ Report = Callable[..., Any]
 
 
 class Checker:
+	# --results-dir: its series.json, rewritten after every check (None: not asked for).
+	record: Optional[Path] = None
+
 	def __init__(self, cache: Path, args: argparse.Namespace,
 		     opts: Optional[SeriesOptions] = None):
 		self.cache = cache
@@ -174,6 +183,18 @@ class Checker:
 		self.main = tree.find_prepared(cache)
 		st = tree.load_state(self.main)
 		self.pristine = st.pristine
+		# --results-dir: series.json, rewritten after every check.
+		self.record: Optional[Path] = None
+		self.job = SeriesJob(series_hash=tree.series_hash(self.patches),
+				     kernel_version=tree.upstream_version(st.debian_version),
+				     debian_version=st.debian_version, patches=len(self.patches),
+				     from_patch=self.opts.from_patch, to_patch=self.opts.to_patch,
+				     shard=self.opts.shard, started=now(),
+				     name=('' if any(self.opts.wants(c) for c in seriesplan.PER_PATCH)
+					   else 'head checks'))
+		if getattr(args, 'results_dir', None):
+			self.record = Path(args.results_dir).resolve() / seriesresults.FILE
+			write_series_job(self.record, self.job)
 		# Same depth below the cache as the main tree, so that relative paths
 		# (and with them ccache hits) match the main builds.
 		self.wt = cache / 'series' / 'src' / self.main.name
@@ -211,6 +232,9 @@ class Checker:
 		passed), its detail when it failed or with -v."""
 		c = Check(name, ok, detail, seconds)
 		self.results.append(c)
+		if self.record:
+			self.job.checks.append(SeriesCheck(name, ok, detail, round(seconds, 3)))
+			write_series_job(self.record, self.job)
 		mark = 'ok  ' if ok else 'FAIL'
 		print(f'  {mark} {name}' + (f' ({seconds:.0f} s)' if seconds >= 1 else '')
 		      + (f': {note}' if note else ''), flush=True)
@@ -808,6 +832,8 @@ def main(args: argparse.Namespace) -> int:
 					raise UserError(f'the modules check needs {frag}')
 				seriesmodules.read_fragment(frag.read_text(), f'kunit/{frag.name}')
 	cache = paths.cache_dir(args.cache_dir)
+	if getattr(args, 'results_dir', None):
+		paths.usable_dir(Path(args.results_dir).resolve(), '--results-dir', probe=True)
 	arches = list(opts.build_arches)
 	if 'go7007' in checks:
 		try:
@@ -832,6 +858,9 @@ def _checks(ch: Checker, opts: SeriesOptions) -> int:
 			ch.stop_boots()
 		raise
 	failed = [c for c in ch.results if not c.ok]
+	if ch.record:
+		ch.job.complete = True
+		write_series_job(ch.record, ch.job)
 	print(f'{len(ch.results) - len(failed)} passed, {len(failed)} failed')
 	return 1 if failed else 0
 

@@ -25,10 +25,11 @@ The costs behind that choice are in docs/series-checks.md.
 """
 
 import argparse
+import dataclasses
 import enum
 import re
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import commitmsg, mail, paths
 from .errors import UserError
@@ -211,6 +212,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 			    'boot) at patch N (a number, 1 = the first; default 1)')
 	p.add_argument('--to-patch', default=None, metavar='N',
 		       help='end the per-patch checks at patch N (default: the last)')
+	p.add_argument('--shard', default=None, metavar='K/N',
+		       help='the per-patch checks on the Kth of N contiguous ranges of the series '
+			    '(sizes differing by at most one: shard_range), instead of --from-patch '
+			    'and --to-patch; what CI splits the series with')
 	p.add_argument('--build-config', default=BuildConfig.FULL.value,
 		       choices=[c.value for c in BuildConfig],
 		       help='the per-patch builds\' configuration: full (the `faults` profile\'s, '
@@ -228,6 +233,27 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 			    'series head; the others report them skipped)')
 	p.add_argument('--boot-timeout', default=str(BOOT_TIMEOUT), metavar='S',
 		       help=f'seconds a boot may run before it is killed (default {BOOT_TIMEOUT})')
+
+
+def shard_range(k: int, n: int, patches: int) -> Tuple[int, int]:
+	"""The patches (first, last; 1 is the first) of shard k of n: n
+	contiguous ranges of the series, in order, their sizes differing by at
+	most one.  A shard beyond the series' length is empty (first > last)."""
+	return (k - 1) * patches // n + 1, k * patches // n
+
+
+def parse_shard(text: str, patches: int) -> Tuple[int, int, Tuple[int, int]]:
+	"""--shard K/N: (k, n, its range); a UserError when it is not one."""
+	k_text, sep, n_text = str(text).partition('/')
+	if not sep:
+		raise UserError(f'--shard {text}: not K/N (e.g. 2/4)')
+	n = _whole(n_text, '--shard N', 1)
+	k = _whole(k_text, '--shard K', 1)
+	if k > n:
+		raise UserError(f'--shard {text}: K is more than N')
+	if n > patches:
+		raise UserError(f'--shard {text}: the series has {patches} patches, fewer than {n} shards')
+	return k, n, shard_range(k, n, patches)
 
 
 def _whole(text: Union[str, int], option: str, low: int) -> int:
@@ -251,6 +277,7 @@ class SeriesOptions:
 	slow: bool = False
 	boot_timeout: int = BOOT_TIMEOUT
 	build_config: BuildConfig = BuildConfig.FULL
+	shard: str = ''               # --shard K/N as given ('' : none)
 
 	def wants(self, check: str) -> bool:
 		return check in self.checks
@@ -302,6 +329,15 @@ class SeriesOptions:
 				raise UserError(f'the boot check boots the {BOOT_ARCH} builds: add '
 						f'{BOOT_ARCH} to --build-arches, or --no-boot')
 		first = 1
+		shard = ''
+		if a.get('shard') is not None:
+			if a.get('from_patch') is not None or a.get('to_patch') is not None:
+				raise UserError('--shard contradicts --from-patch and --to-patch: give one or '
+						'the other')
+			k, n, (first, last) = parse_shard(a['shard'], patches)
+			shard = f'{k}/{n}'
+			return dataclasses.replace(cls(*cls._rest(a, checks, arches, first, last, config)),
+						   shard=shard)
 		if a.get('from_patch') is not None:
 			first = _whole(a['from_patch'], '--from-patch', 1)
 			if first > patches:
@@ -313,10 +349,15 @@ class SeriesOptions:
 				raise UserError(f'--to-patch {last}: the series has {patches} patches')
 			if last < first:
 				raise UserError(f'--to-patch {last} is before --from-patch {first}')
-		return cls(tuple(checks), arches, first, last, BootScope(a.get('boot_suites') or
-							     BootScope.SUBSYSTEM),
-			   bool(a.get('boot_slow')),
-			   _whole(a.get('boot_timeout') or BOOT_TIMEOUT, '--boot-timeout', 1), config)
+		return cls(*cls._rest(a, checks, arches, first, last, config))
+
+	@staticmethod
+	def _rest(a: Dict[str, Any], checks: List[str], arches: Tuple[str, ...], first: int,
+		  last: int, config: BuildConfig) -> Tuple[Any, ...]:
+		return (tuple(checks), arches, first, last, BootScope(a.get('boot_suites') or
+								      BootScope.SUBSYSTEM),
+			bool(a.get('boot_slow')),
+			_whole(a.get('boot_timeout') or BOOT_TIMEOUT, '--boot-timeout', 1), config)
 
 
 def _arches(spec: str) -> List[str]:
@@ -328,3 +369,6 @@ def _arches(spec: str) -> List[str]:
 		raise UserError(f'--build-arches: um has no per-patch build; choose from '
 				f'{", ".join(paths.QEMU_ARCHES)} or all')
 	return arches
+
+
+whole = _whole     # merge's --expect-shards

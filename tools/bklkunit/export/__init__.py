@@ -14,11 +14,12 @@ written next to it:
 
 import json
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 from .. import paths
 from ..results import ArchRun
 from ..rundir import Loaded, load_run
+from ..seriesresults import SeriesJob, read_series_job
 from . import html, junit, kcidb
 from .kcidb import DEFAULT_ORIGIN, check_origin
 
@@ -44,18 +45,31 @@ def write_reports(rdir: Path, kernel_tree: Path, origin: str = DEFAULT_ORIGIN, *
 	if runs_out is not None:
 		runs_out.extend(runs)
 	written: Dict[str, Path] = {}
+	series = series_checks(rdir, summary)
 	for r in runs:
-		p = rdir / r.arch / 'junit.xml'
+		p = rdir / r.name / 'junit.xml'
 		junit.write_xml(junit.junit_element([r], summary), p)
-		written[f'{r.arch}/junit.xml'] = p
+		written[f'{r.name}/junit.xml'] = p
 	p = rdir / 'junit.xml'
-	junit.write_xml(junit.junit_element(runs, summary), p)
+	junit.write_xml(junit.junit_element(runs, summary, series), p)
 	written['junit.xml'] = p
 	p = rdir / 'kcidb.json'
-	p.write_text(json.dumps(kcidb.kcidb_document(rdir, summary, runs, origin, patch_dir), indent=1)
-		     + '\n')
+	paths.write_atomic(p, json.dumps(kcidb.kcidb_document(rdir, summary, runs, origin, patch_dir),
+					 indent=1) + '\n')
 	written['kcidb.json'] = p
 	p = rdir / 'index.html'
-	p.write_text(html.html_page(summary, runs, origin))
+	paths.write_atomic(p, html.html_page(summary, runs, origin, series))
 	written['index.html'] = p
 	return written
+
+
+def series_checks(rdir: Path, summary: Dict[str, Any]) -> List[SeriesJob]:
+	"""The series checks a merged results directory holds (summary.json
+	"series_checks": one file per check-series job, merge.py), read
+	back; none for a run's."""
+	out: List[SeriesJob] = []
+	for e in summary.get('series_checks', []) or []:
+		f = e.get('file') if isinstance(e, dict) else None
+		if isinstance(f, str) and '..' not in Path(f).parts and not Path(f).is_absolute():
+			out.append(read_series_job(Path(rdir) / f))
+	return out

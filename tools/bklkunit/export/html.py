@@ -2,9 +2,10 @@
 """<rdir>/index.html: a test x arch matrix, self-contained."""
 
 import html
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..results import ERROR, FAIL, MISS, PASS, SKIP, ArchRun, ArchStatus
+from ..seriesresults import SeriesJob
 from .junit import arch_problem
 
 
@@ -24,7 +25,7 @@ td.num { text-align: right; white-space: nowrap; }
 .skip { background: #fdf0c2; } .crash { background: #e8c4f0; font-weight: bold; }
 .missing { background: #e4e4e4; color: #444; font-style: italic; }
 .st-PASS { background: #d5f5d5; } .st-FAIL, .st-BUILD_FAILED, .st-CONFIG_FAILED { background: #f7c6c6; }
-.st-CRASH, .st-TIMEOUT, .st-ERROR { background: #e8c4f0; } .st-NO_TESTS { background: #e4e4e4; }
+.st-CRASH, .st-TIMEOUT, .st-ERROR, .st-NOT_RUN { background: #e8c4f0; } .st-NO_TESTS { background: #e4e4e4; }
 .st-SKIPPED_PROFILE { background: #fdf0c2; }
 .dur, .note { display: block; font-size: .8em; color: #444; font-weight: normal; font-style: normal; }
 pre { background: #f6f6f6; border: 1px solid #ddd; padding: .5em; overflow-x: auto; margin: .3em 0; }
@@ -54,7 +55,8 @@ def _matrix_rows(runs: List[ArchRun]) -> List[Tuple[str, str]]:
 	return [(s, row) for s, rows in suites.items() for row in rows]
 
 
-def html_page(summary: Dict[str, Any], runs: List[ArchRun], origin: str) -> str:
+def html_page(summary: Dict[str, Any], runs: List[ArchRun], origin: str,
+	      series: Sequence[SeriesJob] = ()) -> str:
 	debver = summary.get('debian_version') or ''
 	title = f'KUnit results: Linux {summary.get("kernel_version") or "?"}' + (
 		f' (Debian {debver})' if debver else '')
@@ -63,7 +65,7 @@ def html_page(summary: Dict[str, Any], runs: List[ArchRun], origin: str) -> str:
 	       f'<h1>{_e(title)}</h1>']
 	ok = sum(r.status == ArchStatus.PASS for r in runs)
 	out.append(f'<p class="overall">{ok} of {len(runs)} arch(es) PASS: '
-		   + ', '.join(f'<span class="st-{_e(r.status)}">{_e(r.arch)} {_e(r.status)}</span>'
+		   + ', '.join(f'<span class="st-{_e(r.status)}">{_e(r.name)} {_e(r.status)}</span>'
 			       for r in runs) + '</p>')
 
 	out.append('<h2 id="environment">Environment</h2>\n<table class="env">')
@@ -71,7 +73,8 @@ def html_page(summary: Dict[str, Any], runs: List[ArchRun], origin: str) -> str:
 	       ('kernel version', summary.get('kernel_version')), ('tree', summary.get('tree')),
 	       ('series', summary.get('series')), ('series hash', summary.get('series_hash')),
 	       ('head', summary.get('head')), ('filter', summary.get('filter_glob') or '(all suites)'),
-	       ('profile', summary.get('profile') or 'default'),
+	       ('profile', summary.get('profile') or ', '.join(sorted({r.profile for r in runs}))
+		or 'default'),
 	       ('KCIDB origin', origin)]
 	for k, v in env:
 		if v:
@@ -85,14 +88,14 @@ def html_page(summary: Dict[str, Any], runs: List[ArchRun], origin: str) -> str:
 	for r in runs:
 		links = ' '.join(f'<a href="{_e(rel)}">{_e(name)}</a>' for name, rel in r.logs.items()
 				 if name.endswith('.log'))
-		links += f' <a href="{_e(r.arch)}/junit.xml">junit.xml</a>'
+		links += f' <a href="{_e(r.name)}/junit.xml">junit.xml</a>'
 		reason = ''
 		if r.reason:
 			first, _, rest = r.reason.partition('\n')
 			reason = (f'<details><summary>{_e(first)}</summary><pre>{_e(rest)}</pre></details>'
 				  if rest else f'<span class="note">{_e(first)}</span>')
 		out.append(
-			f'<tr data-arch="{_e(r.arch)}"><th scope="row">{_e(r.arch)}</th>'
+			f'<tr data-arch="{_e(r.name)}"><th scope="row">{_e(r.name)}</th>'
 			f'<td class="st-{_e(r.status)}"><b>{_e(r.status)}</b>{reason}</td>'
 			+ ''.join(f'<td class="num">{sum(c.status == k for c in r.cases)}</td>'
 				  for k in (PASS, FAIL, SKIP, ERROR, MISS))
@@ -107,7 +110,7 @@ def html_page(summary: Dict[str, Any], runs: List[ArchRun], origin: str) -> str:
 		   '(not reached, not built, or not in its output). Times come from the guest\'s '
 		   'printk timestamps, when it printed them.</p>')
 	out.append('<table class="matrix"><thead><tr><th>suite.case</th>'
-		   + ''.join(f'<th>{_e(r.arch)}</th>' for r in runs) + '</tr></thead><tbody>')
+		   + ''.join(f'<th>{_e(r.name)}</th>' for r in runs) + '</tr></thead><tbody>')
 	by_arch = [{c.row: c for c in r.cases} for r in runs]
 	for _, row in _matrix_rows(runs):
 		cells = []
@@ -116,14 +119,14 @@ def html_page(summary: Dict[str, Any], runs: List[ArchRun], origin: str) -> str:
 			if c is None:
 				why = ('profile not supported' if r.status == ArchStatus.SKIPPED_PROFILE else
 				       'did not build' if not r.built else 'not reported')
-				cells.append(f'<td class="missing" data-arch="{_e(r.arch)}" '
+				cells.append(f'<td class="missing" data-arch="{_e(r.name)}" '
 					     f'data-status="missing" title="{_e(why)}">missing'
 					     f'<span class="note">{_e(why)}</span></td>')
 				continue
 			cls, text = CELL[c.status]
 			note = {SKIP: c.message, MISS: 'never reached',
 				ERROR: 'was running' if c.running else 'no result'}.get(c.status, '')
-			cells.append(f'<td class="{cls}" data-arch="{_e(r.arch)}" data-status="{cls}" '
+			cells.append(f'<td class="{cls}" data-arch="{_e(r.name)}" data-status="{cls}" '
 				     f'title="{_e(c.summary() if c.status != PASS else "")}">'
 				     f'{text}'
 				     + (f'<span class="note">{_e(note)}</span>' if note else '')
@@ -138,13 +141,15 @@ def html_page(summary: Dict[str, Any], runs: List[ArchRun], origin: str) -> str:
 	if not bad and not problems:
 		out.append('<p>None.</p>')
 	for r, c in problems + bad:
-		label = f'{r.arch}: {c.row}' if c.suite != r.arch else f'{r.arch}: {c.label}'
-		out.append(f'<details class="failure" data-arch="{_e(r.arch)}"><summary>'
+		label = f'{r.name}: {c.row}' if c.suite != r.name else f'{r.name}: {c.label}'
+		out.append(f'<details class="failure" data-arch="{_e(r.name)}"><summary>'
 			   f'<b>{_e(c.kind or CELL[c.status][1])}</b> {_e(label)} — {_e(c.summary())}'
 			   '</summary>')
 		out.append(f'<pre>{_e(chr(10).join(c.diagnostics) or "(no diagnostic lines)")}</pre>'
 			   '</details>')
 
+	if series:
+		out += series_section(series)
 	out.append('<h2 id="legend">Legend</h2><table><tbody>'
 		   '<tr><td class="pass">pass</td><td>ok</td></tr>'
 		   '<tr><td class="fail">FAIL</td><td>not ok; the diagnostics are under Failures</td></tr>'
@@ -155,3 +160,29 @@ def html_page(summary: Dict[str, Any], runs: List[ArchRun], origin: str) -> str:
 		   'result on that arch</td></tr></tbody></table>')
 	out.append('</body>\n</html>\n')
 	return '\n'.join(out)
+
+
+def series_section(series: Sequence[SeriesJob]) -> List[str]:
+	"""The check-series jobs of a merged results directory: one row per
+	job, its failed checks with their detail."""
+	out = ['<h2 id="series">Series checks</h2>\n<table class="series"><thead><tr>'
+	       '<th>job</th><th>status</th><th>passed</th><th>failed</th><th>seconds</th>'
+	       '</tr></thead><tbody>']
+	for job in series:
+		status = ('FAIL' if job.failed else 'PASS') if job.complete else 'CRASH'
+		note = '' if job.complete else (' <span class="note">the job ended before its last '
+						 'check: the rest not run</span>')
+		out.append(f'<tr data-series="{_e(job.label)}"><th scope="row">{_e(job.label)}'
+			   + (f' ({_e(job.shard)})' if job.shard else '') + '</th>'
+			   f'<td class="st-{status}"><b>{status}</b>{note}</td>'
+			   f'<td class="num">{len(job.checks) - job.failed}</td>'
+			   f'<td class="num">{job.failed}</td>'
+			   f'<td class="num">{sum(c.seconds for c in job.checks):.0f}</td></tr>')
+	out.append('</tbody></table>')
+	for job in series:
+		for c in job.checks:
+			if not c.ok:
+				out.append(f'<details class="failure" data-series="{_e(job.label)}"><summary>'
+					   f'<b>FAIL</b> {_e(job.label)}: {_e(c.name)}</summary>'
+					   f'<pre>{_e(c.detail or "(no detail)")}</pre></details>')
+	return out

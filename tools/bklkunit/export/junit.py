@@ -5,9 +5,11 @@
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ..results import ERROR, FAIL, MISS, SKIP, ArchRun, ArchStatus, Case, Outcome
+from .. import paths
+from ..results import ERROR, FAIL, MISS, PASS, SKIP, ArchRun, ArchStatus, Case, Outcome
+from ..seriesresults import SeriesJob
 
 XML_BAD = re.compile('[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]')
 
@@ -66,40 +68,63 @@ def arch_problem(r: ArchRun) -> Optional[Case]:
 	if r.status == ArchStatus.PASS or r.blamed():
 		return None
 	if r.status == ArchStatus.SKIPPED_PROFILE:
-		return Case(r.arch, 'profile', status=SKIP, message=r.reason.split('\n')[0])
+		return Case(r.name, 'profile', status=SKIP, message=r.reason.split('\n')[0])
 	name = 'run' if r.built else 'build'
 	text = r.build_tail if not r.built and r.build_tail else r.reason
-	c = Case(r.arch, name, status=ERROR, message=f'{r.status}: {r.reason}'.split('\n')[0],
+	c = Case(r.name, name, status=ERROR, message=f'{r.status}: {r.reason}'.split('\n')[0],
 		 diagnostics=text.splitlines(), kind=r.status)
 	if r.status == ArchStatus.FAIL:
 		c.status = FAIL
 	return c
 
 
-def junit_element(runs: List[ArchRun], summary: Dict[str, Any]) -> ET.Element:
+def series_suite(job: SeriesJob) -> Tuple[str, List[Tuple[str, Case]], Dict[str, str]]:
+	"""A check-series job (merged results) as one testsuite: a testcase
+	per check, and one error when the job ended before its last check."""
+	name = f'series.{job.label.replace(" ", "_")}'
+	cases = [(name, Case('series', c.name, status=PASS if c.ok else FAIL,
+			     diagnostics=c.detail.splitlines(), duration=c.seconds or None))
+		 for c in job.checks]
+	if not job.complete:
+		cases.append((name, Case('series', 'job', status=ERROR, kind=ArchStatus.CRASH,
+					 message=f'the check-series job of {job.label} ended before its '
+						 f'last check: {len(job.checks)} check(s) recorded, the '
+						 'rest not run')))
+	props = {k: v for k, v in (('series_hash', job.series_hash), ('shard', job.shard)) if v}
+	return name, cases, props
+
+
+def junit_element(runs: List[ArchRun], summary: Dict[str, Any],
+		  series: Sequence[SeriesJob] = ()) -> ET.Element:
 	root = ET.Element('testsuites', name='bkl-kunit')
 	# <testsuites> has tests, failures and errors; skipped is a <testsuite>'s
 	# attribute only (the JUnit schema Jenkins and GitLab read).
 	totals = {'tests': 0, 'failures': 0, 'errors': 0}
 	for r in runs:
 		props = {'arch': r.arch, 'arch_status': r.status}
-		for k in ('kernel_version', 'debian_version', 'series_hash', 'profile'):
+		for k in ('kernel_version', 'debian_version', 'series_hash'):
 			if summary.get(k):
 				props[k] = str(summary[k])
+		props['profile'] = r.profile
 		if r.compiler:
 			props['compiler'] = r.compiler
 		if r.qemu:
 			props['qemu'] = r.qemu
 		problem = arch_problem(r)
 		if problem:
-			n = _testsuite(root, r.arch, [(r.arch, problem)], None, props)
+			n = _testsuite(root, r.name, [(r.name, problem)], None, props)
 			for k in totals:
 				totals[k] += n[k]
 		for s in r.suites:
-			cls = f'{r.arch}.{s.name}'
+			cls = f'{r.name}.{s.name}'
 			n = _testsuite(root, cls, [(cls, c) for c in s.cases], s.duration, props)
 			for k in totals:
 				totals[k] += n[k]
+	for job in series:
+		name, cases, props = series_suite(job)
+		n = _testsuite(root, name, cases, None, props)
+		for k in totals:
+			totals[k] += n[k]
 	for k, v in totals.items():
 		root.set(k, str(v))
 	return root
@@ -107,5 +132,5 @@ def junit_element(runs: List[ArchRun], summary: Dict[str, Any]) -> ET.Element:
 
 def write_xml(root: ET.Element, path: Path) -> None:
 	ET.indent(root)
-	path.parent.mkdir(parents=True, exist_ok=True)
-	ET.ElementTree(root).write(path, encoding='utf-8', xml_declaration=True)
+	paths.write_atomic(path, ET.tostring(root, encoding='utf-8', xml_declaration=True)
+			   .decode('utf-8') + '\n')

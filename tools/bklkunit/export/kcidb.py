@@ -132,15 +132,17 @@ def kcidb_document(rdir: Path, summary: Dict[str, Any], runs: List[ArchRun],
 			'head': summary.get('head'),
 			'filter_glob': summary.get('filter_glob') or None,
 			'profile': summary.get('profile'),
+			'profiles': sorted({r.profile for r in runs}) or None,
 		},
 	}
 	builds, tests = [], []
-	profile = str(summary.get('profile') or 'default')
-	config_name = CONFIG_NAME if profile == 'default' else f'kunit-{profile}'
 	for r in runs:
 		if r.status == ArchStatus.SKIPPED_PROFILE:
 			continue      # nothing was built: the profile does not exist there
-		build_id = f'{origin}:{run_id}:{r.arch}'
+		# Each arch x profile is a build (a merged results directory has
+		# several profiles; the build id names its subdirectory).
+		config_name = CONFIG_NAME if r.profile == 'default' else f'kunit-{r.profile}'
+		build_id = f'{origin}:{run_id}:{r.name}'
 		if r.built:
 			bstatus = PASS
 		elif r.status in NOT_BUILT:
@@ -158,8 +160,8 @@ def kcidb_document(rdir: Path, summary: Dict[str, Any], runs: List[ArchRun],
 			'status': bstatus,
 			'log_excerpt': _excerpt(r.build_tail.splitlines(), tail=True)
 			if bstatus != PASS else None,
-			'comment': f'{r.arch}: {r.status}',
-			'misc': {'arch': r.arch, 'arch_status': r.status,
+			'comment': f'{r.name}: {r.status}',
+			'misc': {'arch': r.arch, 'profile': r.profile, 'arch_status': r.status,
 				 'reason': r.reason or None, 'run_seconds': r.run_seconds},
 		})
 		if not r.built:
