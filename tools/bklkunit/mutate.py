@@ -151,11 +151,9 @@ def recover(cache: Path, ktree: Optional[Path] = None) -> str:
 	return done
 
 
-@contextlib.contextmanager
-def mutated(cache: Path, ktree: Path, site: Site) -> Iterator[List[int]]:
-	"""The site's file mutated for the block, put back after it whatever
-	happens; yields the lines changed.  The journal is written before the
-	file is touched and removed once it is put back."""
+def apply(cache: Path, ktree: Path, site: Site) -> Tuple[Path, bytes, List[int]]:
+	"""The site's file mutated, its journal written first: (the file, its
+	original content, the lines changed).  put_back() undoes it."""
 	path = Path(ktree) / site.file
 	original = path.read_bytes()
 	text = original.decode('utf-8', 'surrogateescape')
@@ -163,20 +161,33 @@ def mutated(cache: Path, ktree: Path, site: Site) -> Iterator[List[int]]:
 	changed = [n for n, (a, b) in enumerate(zip(text.split('\n'),
 						    new.decode('utf-8', 'surrogateescape').split('\n')),
 						1) if a != b]
-	jp = journal_path(cache)
 	journal = {'version': JOURNAL_VERSION, 'tree': str(ktree), 'file': site.file,
 		   'site': site.id, 'pid': os.getpid(), 'started': now(),
 		   'original_sha256': _sha(original), 'mutated_sha256': _sha(new),
 		   'original': base64.b64encode(original).decode()}
 	with _signals_held():
-		_write_text_atomic(jp, json.dumps(journal, indent=1) + '\n')
+		_write_text_atomic(journal_path(cache), json.dumps(journal, indent=1) + '\n')
 		_write_atomic(path, new)
+	return path, original, changed
+
+
+def put_back(cache: Path, path: Path, original: bytes) -> None:
+	"""The file as it was, then its journal gone."""
+	with _signals_held():
+		_write_atomic(path, original)
+		journal_path(cache).unlink()
+
+
+@contextlib.contextmanager
+def mutated(cache: Path, ktree: Path, site: Site) -> Iterator[List[int]]:
+	"""The site's file mutated for the block, put back after it whatever
+	happens (an exception, ^C, SIGTERM as cli.main raises it); yields the
+	lines changed."""
+	path, original, changed = apply(cache, ktree, site)
 	try:
 		yield changed
 	finally:
-		with _signals_held():
-			_write_atomic(path, original)
-			jp.unlink()
+		put_back(cache, path, original)
 
 
 # ------------------------------------------------------------------ verdicts
