@@ -9,7 +9,7 @@ The sites come from the prepared tree's source (mutsites.py).  One file of
 the work tree is changed at a time, and always put back: on the way out of
 each site (an exception, ^C, SIGTERM and SIGHUP included: cli.main makes
 those exceptions), and at the start of the next `mutate` from the journal
-(<cache>/mutate/journal.json, written before the file is touched: the
+(<tree>/.git/bkl-kunit-mutate.json, written before the file is touched: the
 file, its original content and the hashes of both versions) when the
 process was killed outright.  The build directory of run (that arch and
 profile) is reused, with ccache: a mutant rebuilds the object of its file
@@ -63,8 +63,10 @@ class Verdict(enum.StrEnum):
 
 # ------------------------------------------------------------------ journal
 
-def journal_path(cache: Path) -> Path:
-	return Path(cache) / 'mutate' / 'journal.json'
+def journal_path(ktree: Path) -> Path:
+	"""The journal of the file being mutated, beside prepare's state in the
+	work tree's .git (tree.mutate_journal; run and ab refuse a tree that has one)."""
+	return tree.mutate_journal(ktree)
 
 
 def _sha(b: bytes) -> str:
@@ -105,12 +107,12 @@ def _signals_held() -> Iterator[None]:
 			signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
-def recover(cache: Path, ktree: Optional[Path] = None) -> str:
+def recover(ktree: Path) -> str:
 	"""Put back the file a killed `mutate` left mutated (the journal), if
 	any; what was done ('' for nothing).  A file that is neither the
 	original nor the mutant the journal recorded is left alone: a
 	UserError says so.  The caller holds the work tree's lock."""
-	jp = journal_path(cache)
+	jp = journal_path(ktree)
 	try:
 		j = json.loads(jp.read_text())
 	except FileNotFoundError:
@@ -125,7 +127,7 @@ def recover(cache: Path, ktree: Optional[Path] = None) -> str:
 	except (KeyError, TypeError, ValueError) as e:
 		raise UserError(f'{jp}: not a mutate journal ({e}); check the work tree with '
 				'`git status`, then delete it')
-	if ktree is not None and Path(j['tree']).resolve() != Path(ktree).resolve():
+	if Path(j['tree']).resolve() != Path(ktree).resolve():
 		raise UserError(f'{jp} is about another tree ({j["tree"]}), not {ktree}')
 	if _sha(original) != want_orig:
 		raise UserError(f'{jp}: its original content does not match its own hash')
@@ -151,7 +153,7 @@ def recover(cache: Path, ktree: Optional[Path] = None) -> str:
 	return done
 
 
-def apply(cache: Path, ktree: Path, site: Site) -> Tuple[Path, bytes, List[int]]:
+def apply(ktree: Path, site: Site) -> Tuple[Path, bytes, List[int]]:
 	"""The site's file mutated, its journal written first: (the file, its
 	original content, the lines changed).  put_back() undoes it."""
 	path = Path(ktree) / site.file
@@ -166,28 +168,28 @@ def apply(cache: Path, ktree: Path, site: Site) -> Tuple[Path, bytes, List[int]]
 		   'original_sha256': _sha(original), 'mutated_sha256': _sha(new),
 		   'original': base64.b64encode(original).decode()}
 	with _signals_held():
-		_write_text_atomic(journal_path(cache), json.dumps(journal, indent=1) + '\n')
+		_write_text_atomic(journal_path(ktree), json.dumps(journal, indent=1) + '\n')
 		_write_atomic(path, new)
 	return path, original, changed
 
 
-def put_back(cache: Path, path: Path, original: bytes) -> None:
+def put_back(ktree: Path, path: Path, original: bytes) -> None:
 	"""The file as it was, then its journal gone."""
 	with _signals_held():
 		_write_atomic(path, original)
-		journal_path(cache).unlink()
+		journal_path(ktree).unlink()
 
 
 @contextlib.contextmanager
-def mutated(cache: Path, ktree: Path, site: Site) -> Iterator[List[int]]:
+def mutated(ktree: Path, site: Site) -> Iterator[List[int]]:
 	"""The site's file mutated for the block, put back after it whatever
 	happens (an exception, ^C, SIGTERM as cli.main raises it); yields the
 	lines changed."""
-	path, original, changed = apply(cache, ktree, site)
+	path, original, changed = apply(ktree, site)
 	try:
 		yield changed
 	finally:
-		put_back(cache, path, original)
+		put_back(ktree, path, original)
 
 
 # ------------------------------------------------------------------ verdicts
@@ -389,9 +391,9 @@ def main(args: argparse.Namespace) -> int:
 	o = check_arguments(args, cache)
 	ktree = _tree_path(cache)
 	lock = tree.lock_path(ktree)
-	if ktree.exists() and journal_path(cache).exists():
+	if journal_path(ktree).exists():
 		with paths.locked(lock, f'the work tree {ktree}'):
-			done = recover(cache, ktree)
+			done = recover(ktree)
 		if done:
 			print(f'mutate: {done}', flush=True)
 	if args.list:
@@ -403,7 +405,7 @@ def main(args: argparse.Namespace) -> int:
 	deps.ensure(deps.for_arches([o.arch]), allow_install=not args.no_install)
 	prep = tree.prepare(cache, allow_install=not args.no_install, quiet=True, keep_local=True)
 	with paths.locked(lock, f'the work tree {prep.path}'):
-		done = recover(cache, prep.path)
+		done = recover(prep.path)
 		if done:
 			print(f'mutate: {done}', flush=True)
 		if tree.head(prep.path) != prep.head:
@@ -488,7 +490,7 @@ def _mutate(args: argparse.Namespace, o: MutateOptions, cache: Path, prep: tree.
 			out = rdir / r.results
 			progress.say(f'{o.arch} [{n}/{len(chosen)}]', f'{s.label()} ({s.id})')
 			try:
-				with mutated(cache, ktree, s) as changed:
+				with mutated(ktree, s) as changed:
 					r.lines_changed = changed
 					res = run.run_arch(ktree, o.arch, bdir, out,
 							   _options(args, o, r.suites, True), cache)

@@ -189,65 +189,65 @@ def one_site(ktree, site_id='fs/ufs/x.c:ufs_statfs:UFS_SB(sb)->s_lock'):
 
 
 def test_file_mutated_inside_and_put_back_after(ktree, tmp_path):
-	cache, s = tmp_path / 'cache', one_site(ktree)
+	s = one_site(ktree)
 	f = ktree / s.file
 	before = f.read_bytes()
-	with mutate.mutated(cache, ktree, s) as changed:
+	with mutate.mutated(ktree, s) as changed:
 		assert changed == [10, 21]
 		assert f.read_bytes() != before
-		j = json.loads(mutate.journal_path(cache).read_text())
+		j = json.loads(mutate.journal_path(ktree).read_text())
 		assert j['file'] == s.file and j['site'] == s.id
 	assert f.read_bytes() == before
-	assert not mutate.journal_path(cache).exists()
+	assert not mutate.journal_path(ktree).exists()
 	assert list(f.parent.glob('*.tmp')) == []
 
 
 @pytest.mark.parametrize('exc', [KeyboardInterrupt, SystemExit, RuntimeError])
 def test_file_put_back_on_interrupt(ktree, tmp_path, exc):
-	cache, s = tmp_path / 'cache', one_site(ktree)
+	s = one_site(ktree)
 	before = (ktree / s.file).read_bytes()
 	with pytest.raises(exc):
-		with mutate.mutated(cache, ktree, s):
+		with mutate.mutated(ktree, s):
 			raise exc()
 	assert (ktree / s.file).read_bytes() == before
-	assert not mutate.journal_path(cache).exists()
+	assert not mutate.journal_path(ktree).exists()
 
 
-def killed_inside(cache, ktree, s):
+def killed_inside(ktree, s):
 	"""A mutate killed outright (SIGKILL) while the file was mutated: the
 	context is entered and never left."""
-	mutate.apply(cache, ktree, s)
+	mutate.apply(ktree, s)
 
 
 def test_journal_puts_back_what_a_killed_run_left(ktree, tmp_path):
-	cache, s = tmp_path / 'cache', one_site(ktree)
+	s = one_site(ktree)
 	before = (ktree / s.file).read_bytes()
-	killed_inside(cache, ktree, s)
+	killed_inside(ktree, s)
 	assert (ktree / s.file).read_bytes() != before
-	done = mutate.recover(cache, ktree)
+	done = mutate.recover(ktree)
 	assert 'put back fs/ufs/x.c' in done
 	assert (ktree / s.file).read_bytes() == before
-	assert not mutate.journal_path(cache).exists()
-	assert mutate.recover(cache, ktree) == ''
+	assert not mutate.journal_path(ktree).exists()
+	assert mutate.recover(ktree) == ''
 
 
 def test_journal_of_a_file_already_put_back(ktree, tmp_path):
-	cache, s = tmp_path / 'cache', one_site(ktree)
+	s = one_site(ktree)
 	before = (ktree / s.file).read_bytes()
-	killed_inside(cache, ktree, s)
+	killed_inside(ktree, s)
 	(ktree / s.file).write_bytes(before)
-	assert 'already' in mutate.recover(cache, ktree)
-	assert not mutate.journal_path(cache).exists()
+	assert 'already' in mutate.recover(ktree)
+	assert not mutate.journal_path(ktree).exists()
 
 
 def test_journal_refuses_a_file_changed_since(ktree, tmp_path):
-	cache, s = tmp_path / 'cache', one_site(ktree)
-	killed_inside(cache, ktree, s)
+	s = one_site(ktree)
+	killed_inside(ktree, s)
 	(ktree / s.file).write_text('someone else\'s edit\n')
 	with pytest.raises(UserError, match='changed since'):
-		mutate.recover(cache, ktree)
+		mutate.recover(ktree)
 	assert (ktree / s.file).read_text() == 'someone else\'s edit\n'
-	assert mutate.journal_path(cache).exists()
+	assert mutate.journal_path(ktree).exists()
 
 
 def test_journal_not_json_is_a_user_error(tmp_path):
@@ -257,14 +257,24 @@ def test_journal_not_json_is_a_user_error(tmp_path):
 		mutate.recover(tmp_path)
 
 
+def test_run_refuses_a_tree_an_interrupted_mutate_left(ktree):
+	(ktree / '.git').mkdir()
+	tree.refuse_mutated(ktree)
+	mutate.apply(ktree, one_site(ktree))
+	with pytest.raises(UserError, match='interrupted `kunit.py mutate`'):
+		tree.refuse_mutated(ktree)
+	mutate.recover(ktree)
+	tree.refuse_mutated(ktree)
+
+
 def test_sigterm_inside_puts_the_file_back(ktree, tmp_path):
 	"""SIGTERM as cli.main turns it into SystemExit."""
-	cache, s = tmp_path / 'cache', one_site(ktree)
+	s = one_site(ktree)
 	before = (ktree / s.file).read_bytes()
 	old = signal.signal(signal.SIGTERM, cli._terminated)
 	try:
 		with pytest.raises(SystemExit):
-			with mutate.mutated(cache, ktree, s):
+			with mutate.mutated(ktree, s):
 				signal.raise_signal(signal.SIGTERM)
 	finally:
 		signal.signal(signal.SIGTERM, old)
@@ -476,7 +486,7 @@ def test_whole_run_on_a_small_tree(gitree, tmp_path, monkeypatch, capsys):
 	assert all(s[1] for s in seen[1:])
 	assert subprocess.run(['git', '-C', str(gitree), 'status', '--porcelain'],
 			      capture_output=True, text=True).stdout == ''
-	assert not mutate.journal_path(cache).exists()
+	assert not mutate.journal_path(gitree).exists()
 	assert (tmp_path / 'r' / 'mutate.html').is_file()
 
 
@@ -520,7 +530,7 @@ def test_a_dirty_tree_is_refused(gitree, tmp_path, monkeypatch, capsys):
 
 def test_a_journaled_mutation_is_put_back_first(gitree, tmp_path, monkeypatch, capsys):
 	cache = tmp_path / 'cache'
-	killed_inside(cache, gitree, one_site(gitree))
+	killed_inside(gitree, one_site(gitree))
 	monkeypatch.setattr(tree, 'tree_path', lambda c, d: gitree)
 	monkeypatch.setattr(tree, 'find_prepared', lambda c: gitree)
 	rc = cli.main(['mutate', '--cache-dir', str(cache), '--list', '--subsystem', 'ufs'])
