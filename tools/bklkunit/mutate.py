@@ -227,6 +227,17 @@ def case_outcomes(ktree: Path, res: ArchResult, adir: Path) -> Dict[str, Case]:
 	return {c.row: c for s in suites for c in s.cases}
 
 
+def failure_text(c: Case) -> str:
+	"""Why a case failed, one line: the message after its first
+	EXPECTATION/ASSERTION FAILED line (which only says where), else
+	Case.summary()."""
+	lines = [l.strip() for l in c.diagnostics if l.strip()]
+	for i, line in enumerate(lines):
+		if 'FAILED at ' in line and i + 1 < len(lines):
+			return lines[i + 1].lstrip('# ')[:300]
+	return c.summary()[:300]
+
+
 def judge(base: Dict[str, Case], mutant: Dict[str, Case], status: str,
 	  reason: str = '') -> Tuple[Verdict, List[str]]:
 	"""The verdict of a mutant from the cases of its boot against the
@@ -246,7 +257,7 @@ def judge(base: Dict[str, Case], mutant: Dict[str, Case], status: str,
 		if m is None:
 			killers.append(f'{row}: PASS -> missing')
 		elif m.status in (FAIL, ERROR, MISS):
-			why = m.summary()
+			why = failure_text(m)
 			killers.append(f'{row}: PASS -> {m.status}' + (f' ({why})' if why else ''))
 	if killers:
 		return Verdict.KILLED, killers

@@ -299,6 +299,15 @@ def test_verdict_killed_by_a_case_that_passed():
 	assert v == mutate.Verdict.KILLED and killers == ['s.b: PASS -> FAIL (not ok)']
 
 
+def test_verdict_names_the_message_not_only_where_it_failed():
+	c = case('s.b', Outcome.FAIL)
+	c.diagnostics = ['    # s: EXPECTATION FAILED at fs/autofs/tests/excl_kunit.c:792',
+			 'autofs_del_expiring returned while the case held lookup_lock']
+	v, killers = mutate.judge(BASE, dict(BASE, **{'s.b': c}), ArchStatus.FAIL)
+	assert killers == ['s.b: PASS -> FAIL (autofs_del_expiring returned while the case held '
+			   'lookup_lock)']
+
+
 def test_verdict_survived_when_only_failing_cases_fail():
 	m = dict(BASE, **{'s.d': case('s.d', Outcome.FAIL)})
 	assert mutate.judge(BASE, m, ArchStatus.FAIL) == (mutate.Verdict.SURVIVED, [])
