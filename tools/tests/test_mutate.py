@@ -347,6 +347,25 @@ def test_verdict_from_recorded_consoles(parser_tree, tmp_path):
 			    ArchStatus.PASS)[0] == mutate.Verdict.SURVIVED
 
 
+def test_verdict_from_a_real_mutant(parser_tree, tmp_path):
+	"""Recorded x86_64 consoles (2026-12-07): the autofs suites unmutated
+	(70 cases pass) and with lookup_lock taken out of autofs_del_expiring()."""
+	data = Path(__file__).resolve().parent / 'data' / 'mutate'
+	outs = []
+	for name, status in (('autofs_unmutated.log', ArchStatus.PASS),
+			     ('autofs_del_expiring_mutant.log', ArchStatus.FAIL)):
+		d = tmp_path / name
+		d.mkdir()
+		shutil.copyfile(data / name, d / 'console.log')
+		outs.append(mutate.case_outcomes(parser_tree, ArchResult('x86_64', status), d))
+	assert sum(c.status == Outcome.PASS for c in outs[0].values()) == 70
+	v, killers = mutate.judge(outs[0], outs[1], ArchStatus.FAIL)
+	assert v == mutate.Verdict.KILLED
+	assert killers == ['autofs_excl.autofs_excl/lookup_lock autofs_del_expiring: PASS -> FAIL '
+			   '(autofs_del_expiring returned while the case held lookup_lock: it does '
+			   'not take it)']
+
+
 # ------------------------------------------------------------------ writing
 
 
