@@ -213,6 +213,8 @@ class SiteResult:
 	reason: str = ''
 	build_seconds: float = 0.0
 	run_seconds: float = 0.0
+	wall_seconds: float = 0.0       # the whole site: mutate, build, boot, judge, put back
+	started: str = ''
 	results: str = ''               # its directory, relative to the results directory
 
 
@@ -500,6 +502,7 @@ def _mutate(args: argparse.Namespace, o: MutateOptions, cache: Path, prep: tree.
 		for n, (s, r) in enumerate(zip(chosen, results), 1):
 			out = rdir / r.results
 			progress.say(f'{o.arch} [{n}/{len(chosen)}]', f'{s.label()} ({s.id})')
+			r.started, t0 = now(), time.time()
 			try:
 				with mutated(ktree, s) as changed:
 					r.lines_changed = changed
@@ -507,6 +510,7 @@ def _mutate(args: argparse.Namespace, o: MutateOptions, cache: Path, prep: tree.
 							   _options(args, o, r.suites, True), cache)
 			except Exception as e:  # one site's trouble must not stop the others
 				r.verdict, r.reason = Verdict.ERROR, f'{type(e).__name__}: {e}'
+				r.wall_seconds = round(time.time() - t0, 1)
 				save()
 				continue
 			rundir.write_verdict(out.parent, res)
@@ -515,6 +519,7 @@ def _mutate(args: argparse.Namespace, o: MutateOptions, cache: Path, prep: tree.
 			verdict, r.killed_by = judge(base_cases[s.subsystem],
 						     case_outcomes(ktree, res, out), res.status, res.reason)
 			r.verdict = verdict
+			r.wall_seconds = round(time.time() - t0, 1)
 			progress.say(f'{o.arch} [{n}/{len(chosen)}]', f'{verdict}'
 				     + (f': {r.killed_by[0]}' + (f' (+{len(r.killed_by) - 1})'
 								  if len(r.killed_by) > 1 else '')
