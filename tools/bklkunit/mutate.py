@@ -213,6 +213,9 @@ class SiteResult:
 	reason: str = ''
 	build_seconds: float = 0.0
 	run_seconds: float = 0.0
+	# Why a verdict may not mean what it seems: a callee lets go of the lock
+	# (mutsites.Site.released_by), lockdep saw an unbalanced unlock.
+	notes: List[str] = field(default_factory=list)
 	wall_seconds: float = 0.0       # the whole site: mutate, build, boot, judge, put back
 	started: str = ''
 	results: str = ''               # its directory, relative to the results directory
@@ -238,6 +241,28 @@ def failure_text(c: Case) -> str:
 		if 'FAILED at ' in line and i + 1 < len(lines):
 			return lines[i + 1].lstrip('# ')[:300]
 	return c.summary()[:300]
+
+
+UNBALANCED = 'WARNING: bad unlock balance detected!'
+
+
+def console_notes(adir: Path) -> List[str]:
+	"""What a mutant's console says that its verdict should be read with."""
+	try:
+		text = (adir / 'console.log').read_text(errors='replace')
+	except OSError:
+		return []
+	if UNBALANCED in text:
+		return ['lockdep saw an unbalanced unlock (a function it calls lets go of the lock): '
+			'killed by that report, which shows no exclusion']
+	return []
+
+
+def site_notes(s: Site) -> List[str]:
+	if s.released_by:
+		return [f'{", ".join(f + "()" for f in s.released_by)}, which it calls, lets go of '
+			'the lock: without it here that unlock is unbalanced']
+	return []
 
 
 def judge(base: Dict[str, Case], mutant: Dict[str, Case], status: str,
@@ -284,6 +309,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 			    'else a substring (repeatable: any of them)')
 	p.add_argument('--list', action='store_true',
 		       help='print the sites found and exit; nothing is built')
+	p.add_argument('--report', metavar='DIR', default=None,
+		       help='nothing built: judge the sites of an earlier mutate results directory '
+			    'again from its consoles and rewrite its mutate.json and mutate.html')
 	p.add_argument('--slow', action='store_true',
 		       help='boot the slow cases too (default: skipped, KUnit attribute speed>slow)')
 	p.add_argument('--jobs', type=run.at_least(1), default=os.cpu_count() or 1, help='make -j')
@@ -382,7 +410,8 @@ def format_list(sites: Sequence[Site], unpaired: Sequence[Site], problems: Seque
 			continue
 		lines.append(f'{sub}: {len(mine)} site(s), suites {SUBSYSTEMS[sub].glob}')
 		for s in mine:
-			lines.append(f'  {s.id}  [{s.kind}, lines {",".join(map(str, s.lines))}]')
+			lines.append(f'  {s.id}  [{s.kind}, lines {",".join(map(str, s.lines))}]'
+				     + (f' (let go in {", ".join(s.released_by)})' if s.released_by else ''))
 	if unpaired:
 		lines.append(f'not sites (a lock only taken or only let go in that function: '
 			     f'{len(unpaired)}):')
@@ -401,6 +430,8 @@ def _tree_path(cache: Path) -> Path:
 
 def main(args: argparse.Namespace) -> int:
 	cache = paths.cache_dir(args.cache_dir)
+	if getattr(args, 'report', None):
+		return report(Path(args.report).resolve())
 	o = check_arguments(args, cache)
 	ktree = _tree_path(cache)
 	lock = tree.lock_path(ktree)
@@ -471,7 +502,7 @@ def _mutate(args: argparse.Namespace, o: MutateOptions, cache: Path, prep: tree.
 	for n, s in enumerate(chosen, 1):
 		results.append(SiteResult(s.id, s.subsystem, s.file, s.function, s.line, s.lock, s.kind,
 					  len(s.calls), [], SUBSYSTEMS[s.subsystem].glob,
-					  results=f'sites/{_slug(s, n)}/{o.arch}'))
+					  notes=site_notes(s), results=f'sites/{_slug(s, n)}/{o.arch}'))
 
 	def save() -> None:
 		doc['sites'] = [asdict(r) for r in results]
@@ -519,6 +550,7 @@ def _mutate(args: argparse.Namespace, o: MutateOptions, cache: Path, prep: tree.
 			verdict, r.killed_by = judge(base_cases[s.subsystem],
 						     case_outcomes(ktree, res, out), res.status, res.reason)
 			r.verdict = verdict
+			r.notes += [x for x in console_notes(out) if x not in r.notes]
 			r.wall_seconds = round(time.time() - t0, 1)
 			progress.say(f'{o.arch} [{n}/{len(chosen)}]', f'{verdict}'
 				     + (f': {r.killed_by[0]}' + (f' (+{len(r.killed_by) - 1})'
@@ -536,10 +568,48 @@ def _mutate(args: argparse.Namespace, o: MutateOptions, cache: Path, prep: tree.
 	return 1 if bad else 0
 
 
+def report(rdir: Path) -> int:
+	"""--report: every site of a results directory judged again from the
+	consoles it holds (the tree's kunit_parser, as now), mutate.json and
+	mutate.html rewritten."""
+	f = rdir / 'mutate.json'
+	try:
+		doc = json.loads(f.read_text())
+		ktree = Path(doc['tree'])
+		sites = doc['sites']
+		bases = doc['baseline']
+	except FileNotFoundError:
+		raise UserError(f'{f} not found: is {rdir} a results directory of `kunit.py mutate`?')
+	except (OSError, ValueError, KeyError, TypeError) as e:
+		raise UserError(f'{f}: not a mutate.json ({type(e).__name__}: {e})')
+	if not (ktree / 'tools' / 'testing' / 'kunit' / 'kunit_parser.py').is_file():
+		raise UserError(f'{ktree} (the tree of {f}) has no kunit_parser to read the consoles with')
+	base_cases = {sub: case_outcomes(ktree, ArchResult(doc.get('arch', ''), b.get('status', '')),
+					 rdir / b['results'])
+		      for sub, b in bases.items()}
+	results = []
+	for d in sites:
+		r = SiteResult(**d)
+		if r.arch_status and r.subsystem in base_cases:
+			res = ArchResult(doc.get('arch', ''), r.arch_status, r.reason)
+			verdict, r.killed_by = judge(base_cases[r.subsystem],
+						     case_outcomes(ktree, res, rdir / r.results),
+						     r.arch_status, r.reason)
+			r.verdict = verdict
+			r.notes += [x for x in console_notes(rdir / r.results) if x not in r.notes]
+		results.append(r)
+	doc['sites'] = [asdict(r) for r in results]
+	doc['counts'] = {v.value: sum(r.verdict == v for r in results) for v in Verdict}
+	write_json(rdir, doc)
+	write_html(rdir, doc)
+	print(format_table(results))
+	return 1 if any(r.verdict != Verdict.KILLED for r in results) else 0
+
+
 def format_table(results: Sequence[SiteResult]) -> str:
 	counts = {v: sum(r.verdict == v for r in results) for v in Verdict}
 	lines = [f'{r.verdict:<12} {r.id}' + (f'  <- {r.killed_by[0]}' if r.killed_by else '')
-		 for r in results]
+		 + ''.join(f'\n{"":<13}note: {x}' for x in r.notes) for r in results]
 	lines.append(', '.join(f'{n} {v.lower()}' for v, n in counts.items() if n)
 		     + f' of {len(results)} site(s)')
 	return '\n'.join(lines)
@@ -566,6 +636,7 @@ thead th { background: #eee; } td.num { text-align: right; white-space: nowrap; 
 .v-KILLED { background: #d5f5d5; } .v-SURVIVED { background: #f7c6c6; font-weight: bold; }
 .v-BUILD_FAILED, .v-ERROR { background: #e8c4f0; } .v-NOT_RUN { background: #e4e4e4; }
 code { font-family: monospace; } ul { margin: 0; padding-left: 1.2em; }
+.note { font-size: .85em; color: #444; margin: .2em 0 0; }
 '''
 
 
@@ -605,6 +676,7 @@ def html_page(doc: Dict[str, Any]) -> str:
 		if len(killers) > 8:
 			shown += f'<li>and {len(killers) - 8} more</li>'
 		why = '' if killers or not s.get('reason') else _e(s['reason'].split('\n')[0])
+		notes = ''.join(f'<p class="note">note: {_e(x)}</p>' for x in s.get('notes') or [])
 		logs = ' '.join(f'<a href="{_e(s.get("results"))}/{name}">{name}</a>'
 				for name in ('build.log', 'console.log'))
 		out.append(
@@ -614,7 +686,7 @@ def html_page(doc: Dict[str, Any]) -> str:
 			f'<td><code>{_e(s.get("lock"))}</code></td><td>{_e(s.get("kind"))}</td>'
 			f'<td>{_e(",".join(map(str, s.get("lines_changed") or [])))}</td>'
 			f'<td class="v-{_e(s.get("verdict"))}"><b>{_e(s.get("verdict"))}</b></td>'
-			f'<td>{"<ul>" + shown + "</ul>" if shown else why}</td>'
+			f'<td>{"<ul>" + shown + "</ul>" if shown else why}{notes}</td>'
 			f'<td class="num">{_e(s.get("build_seconds"))} s</td>'
 			f'<td class="num">{_e(s.get("run_seconds"))} s</td><td>{logs}</td></tr>')
 	out.append('</tbody></table>')

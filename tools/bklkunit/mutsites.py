@@ -319,6 +319,11 @@ class Site:
 	lock: str          # the lock expression (normal()), 'rtnl', or the capability
 	kind: str
 	calls: List[CallSite] = field(default_factory=list)
+	callees: Tuple[str, ...] = ()     # every function its function calls
+	# Functions it calls that only let go of a lock of the same kind and
+	# member (autofs_notify_daemon() for autofs_wait()'s wq_mutex): without
+	# the lock here, their unlock is unbalanced and lockdep says so.
+	released_by: List[str] = field(default_factory=list)
 
 	@property
 	def id(self) -> str:
@@ -360,6 +365,7 @@ def sites_of_text(text: str, subsystem: str, file: str) -> List[Site]:
 	for f in functions(masked):
 		by_key: Dict[Tuple[str, str], Site] = {}
 		lo, hi = f.body
+		callees = tuple(dict.fromkeys(m.group(1) for m in _IDENT_CALL_RE.finditer(masked, lo, hi)))
 		for m in _CALL_RE.finditer(masked, lo, hi):
 			name = m.group(1)
 			open_at = m.end() - 1
@@ -369,7 +375,8 @@ def sites_of_text(text: str, subsystem: str, file: str) -> List[Site]:
 			key = (call.kind, _lock_key(name, args))
 			site = by_key.get(key)
 			if site is None:
-				site = by_key[key] = Site(subsystem, file, f.name, f.line, key[1], call.kind)
+				site = by_key[key] = Site(subsystem, file, f.name, f.line, key[1], call.kind,
+							  callees=callees)
 			site.calls.append(CallSite(m.start(), close + 1, line_of(text, m.start()), name,
 						   args))
 		out.extend(_hand_overs(list(by_key.values())))
@@ -432,6 +439,11 @@ def discover(ktree: Path, subsystems: Sequence[str]) -> Tuple[List[Site], List[S
 				continue
 			for s in found:
 				(sites if s.paired else unpaired).append(s)
+	releasers = [u for u in unpaired if {CALLS[c.name].role for c in u.calls} == {RELEASE}]
+	for s in sites:
+		s.released_by = [u.function for u in releasers
+				 if u.kind == s.kind and _member(u.lock) == _member(s.lock)
+				 and u.function in s.callees and u.subsystem == s.subsystem]
 	return sites, unpaired, problems
 
 

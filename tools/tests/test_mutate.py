@@ -81,6 +81,15 @@ def test_site_kinds_lines_and_subsystems(ktree):
 	assert sites['fs/autofs/root.c:autofs_lookup_active:sbi->lookup_lock'].lines == [33, 35]
 
 
+def test_a_callee_that_lets_go_of_the_lock_is_named(ktree):
+	sites, _ = sites_by_id(ktree)
+	assert sites['fs/autofs/root.c:autofs_wait:sbi->wq_mutex'].released_by == ['autofs_notify']
+	assert sites['fs/autofs/root.c:autofs_wait:sbi->fs_lock'].released_by == []
+	assert mutate.site_notes(sites['fs/autofs/root.c:autofs_wait:sbi->wq_mutex']) == [
+		'autofs_notify(), which it calls, lets go of the lock: without it here that unlock '
+		'is unbalanced']
+
+
 def test_comments_strings_macros_and_tests_are_not_sites(ktree):
 	sites, unpaired = sites_by_id(ktree, ['autofs'])
 	lines = {(s.file, n) for s in list(sites.values()) + list(unpaired.values()) for n in s.lines}
@@ -364,6 +373,47 @@ def test_verdict_from_a_real_mutant(parser_tree, tmp_path):
 	assert killers == ['autofs_excl.autofs_excl/lookup_lock autofs_del_expiring: PASS -> FAIL '
 			   '(autofs_del_expiring returned while the case held lookup_lock: it does '
 			   'not take it)']
+
+
+def test_an_unbalanced_unlock_is_noted(tmp_path):
+	(tmp_path / 'console.log').write_text('[ 1.5] WARNING: bad unlock balance detected!\n')
+	assert 'unbalanced unlock' in mutate.console_notes(tmp_path)[0]
+	(tmp_path / 'console.log').write_text('[ 1.5] all fine\n')
+	assert mutate.console_notes(tmp_path) == []
+	assert mutate.console_notes(tmp_path / 'nothing') == []
+
+
+def test_report_judges_a_results_directory_again(parser_tree, tmp_path, capsys):
+	data = Path(__file__).resolve().parent / 'data' / 'mutate'
+	rdir = tmp_path / 'r'
+	for name, where in (('autofs_unmutated.log', 'baseline/autofs/x86_64'),
+			    ('autofs_del_expiring_mutant.log', 'sites/001-x/x86_64'),
+			    ('autofs_unmutated.log', 'sites/002-y/x86_64')):
+		(rdir / where).mkdir(parents=True)
+		shutil.copyfile(data / name, rdir / where / 'console.log')
+	rows = [dict(r, verdict='NOT_RUN', killed_by=[], arch_status='FAIL' if n == 0 else 'PASS',
+		     notes=[], wall_seconds=30.0, started='')
+		for n, r in enumerate(SITE_ROWS)]
+	rows[0]['results'], rows[1]['results'] = 'sites/001-x/x86_64', 'sites/002-y/x86_64'
+	doc = doc_with(rows)
+	doc['tree'] = str(parser_tree)
+	mutate.write_json(rdir, doc)
+	assert cli.main(['mutate', '--report', str(rdir)]) == 1       # a survivor
+	got = json.loads((rdir / 'mutate.json').read_text())
+	assert [s['verdict'] for s in got['sites']] == ['KILLED', 'SURVIVED']
+	assert got['sites'][0]['killed_by'][0].startswith(
+		'autofs_excl.autofs_excl/lookup_lock autofs_del_expiring: PASS -> FAIL')
+	assert got['counts']['KILLED'] == 1
+	assert (rdir / 'mutate.html').is_file()
+	assert 'SURVIVED     fs/autofs/expire.c:autofs_expire_run' in capsys.readouterr().out
+
+
+def test_report_of_no_mutate_directory(tmp_path, capsys):
+	assert cli.main(['mutate', '--report', str(tmp_path)]) == 2
+	assert 'not found' in one_line_error(capsys)
+	(tmp_path / 'mutate.json').write_text('[]')
+	assert cli.main(['mutate', '--report', str(tmp_path)]) == 2
+	assert 'not a mutate.json' in one_line_error(capsys)
 
 
 # ------------------------------------------------------------------ writing
