@@ -496,6 +496,9 @@ def _mutate(args: argparse.Namespace, o: MutateOptions, cache: Path, prep: tree.
 		'arch': o.arch, 'profile': o.profile.name, 'build_dir': str(bdir),
 		'slow_cases': o.slow, 'site_filter': list(o.sites), 'subsystems': list(o.subsystems),
 		'started': now(), 'finished': '', 'baseline': {}, 'sites': [],
+		# the host's 1-minute load average at the start and the end: the
+		# times of a shared machine are read with it
+		'load_average': [round(os.getloadavg()[0], 2)],
 		'sites_found': {s: sum(x.subsystem == s for x in sites) for s in o.subsystems},
 		'unpaired': [s.id for s in unpaired], 'counts': {}}
 	results: List[SiteResult] = []
@@ -560,6 +563,7 @@ def _mutate(args: argparse.Namespace, o: MutateOptions, cache: Path, prep: tree.
 			save()
 	finally:
 		doc['finished'] = now()
+		doc['load_average'] = doc['load_average'][:1] + [round(os.getloadavg()[0], 2)]
 		save()
 	print()
 	print(format_table(results))
