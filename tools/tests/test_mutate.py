@@ -5,7 +5,6 @@ puts a file back after an interruption, verdicts from recorded per-case
 results, mutate.json and mutate.html, bad options.  No kernel is built:
 run.run_arch is a stand-in that looks at the tree while it "builds"."""
 
-import argparse
 import json
 import shutil
 import signal
@@ -14,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bklkunit import cli, mutate, mutsites, paths, run, tree
+from bklkunit import cli, mutate, mutsites, run, tree
 from bklkunit.errors import UserError
 from bklkunit.mutsites import Kind
 from bklkunit.results import ArchResult, ArchStatus, Case, Outcome
@@ -538,7 +537,6 @@ def test_whole_run_on_a_small_tree(gitree, tmp_path, monkeypatch, capsys):
 	cache = tmp_path / 'cache'
 	seen = []
 	monkeypatch.setattr(run, 'run_arch', fake_run_arch(seen, lambda st: 'root.c' not in st))
-	cases = {'': {'autofs_x.a': Case('autofs_x', 'a', status=Outcome.PASS)}}
 
 	def outcomes(ktree, res, adir):
 		ok = res.status == ArchStatus.PASS
