@@ -27,11 +27,16 @@ MERGED ?=
 # (CI_OUT=file for a smaller pipeline elsewhere; docs/ci.md).
 CI_OPTS ?=
 CI_OUT ?= .gitlab-ci.yml
+# `make mutate [MUTATE_ARCH=x86_64] [PROFILE=default|kcsan] [SUBSYSTEM=autofs] [SITE=filter]`:
+# each lock site taken out in turn (docs/mutate.md); long, never part of `make test`.
+MUTATE_ARCH ?= x86_64
+SUBSYSTEM ?=
+SITE ?=
 # `make check-series SERIES_OPTS='--all-arches --from-patch 50'`: more of
 # check-series' options (docs/series-checks.md).
 SERIES_OPTS ?=
 
-.PHONY: all run ab test test-profiles pytest mypy prepare export check-series deps clean distclean help bench merge ci-config
+.PHONY: all run ab test test-profiles pytest mypy prepare export check-series deps clean distclean help bench merge ci-config mutate
 
 all: help
 
@@ -46,6 +51,8 @@ help:
 	@echo 'make pytest              the host tool tests only (mypy included: tools/tests/test_mypy.py)'
 	@echo 'make mypy                type-check tools/bklkunit (tools/mypy.ini)'
 	@echo 'make bench [ARCH=x86_64]  plain kunit.py vs our run: cold, warm, one-test edit (docs/speed.md)'
+	@echo 'make mutate [SUBSYSTEM=ufs|appletalk|autofs] [SITE=filter] [PROFILE=default|kcsan] [MUTATE_ARCH=x86_64]'
+	@echo '                         each lock site taken out in turn: killed, survived or did not build (docs/mutate.md)'
 	@echo 'make prepare             unpack the distro tree into the cache and apply the series'
 	@echo 'make export              write the work tree commits back to kernel-patches/'
 	@echo 'make check-series [SERIES_OPTS=...]  apply, checkpatch --strict, per-patch build and boot,'
@@ -79,6 +86,11 @@ test-profiles:
 # Plain kunit.py and our run side by side (docs/speed.md); long: two cold builds.
 bench:
 	$(KUNIT) bench --arch=$(if $(filter command line,$(origin ARCH)),$(ARCH),$(BENCH_ARCH))
+
+# Lock removal (docs/mutate.md): one build and boot per site, so not in `make test`.
+mutate:
+	$(KUNIT) mutate --arch=$(MUTATE_ARCH) --profile=$(PROFILE) \
+		$(if $(SUBSYSTEM),--subsystem=$(SUBSYSTEM)) $(if $(SITE),--site='$(SITE)')
 
 pytest:
 	$(PYTHON) -m pytest -q -p no:cacheprovider tools/tests

@@ -12,8 +12,8 @@ import traceback
 from pathlib import Path
 from typing import Any, List, Optional
 
-from . import (ab, baseline, bench, ciconfig, deps, export, fixturecmd, mail, merge, paths, progress,
-	       run, rundir, selftest, seriescheck, tree)
+from . import (ab, baseline, bench, ciconfig, deps, export, fixturecmd, mail, merge, mutate, paths,
+	       progress, run, rundir, selftest, seriescheck, tree)
 from .errors import UserError
 from .results import ArchRun
 
@@ -137,6 +137,13 @@ def build_parser() -> argparse.ArgumentParser:
 	_common(p)
 	bench.add_arguments(p)
 	p.set_defaults(func=lambda a: bench.main(a))
+
+	p = sub.add_parser('mutate', help='each lock site and capability check of ufs, appletalk '
+			   'and autofs taken out in turn, the kernel rebuilt and the subsystem\'s suites '
+			   'booted: killed, survived or did not build (docs/mutate.md)')
+	_common(p)
+	mutate.add_arguments(p)
+	p.set_defaults(func=lambda a: mutate.main(a))
 
 	p = sub.add_parser('fixtures', help='make (or find) the UFS fixture images, list them, write or check '
 				   'the form the kernel carries')

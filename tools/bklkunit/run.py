@@ -554,6 +554,7 @@ def hold_tree(held: contextlib.ExitStack, args: argparse.Namespace, ktree: Path,
 	kunit.py's prepare does not rebuild it under this one's builds."""
 	if not args.tree and info.get('head'):
 		held.enter_context(tree.reading(ktree, info['head']))
+		tree.refuse_mutated(ktree)
 
 
 def main(args: argparse.Namespace) -> int:

@@ -286,6 +286,22 @@ def unproven(tree: Path, problem: str) -> str:
 	return '\n'.join(lines)
 
 
+def mutate_journal(tree: Path) -> Path:
+	"""Where `kunit.py mutate` journals the file it has mutated (its
+	original content), from before it is changed until it is put back."""
+	return tree / '.git' / 'bkl-kunit-mutate.json'
+
+
+def refuse_mutated(tree: Path) -> None:
+	"""A UserError when an interrupted `kunit.py mutate` left a file of the
+	work tree mutated (its journal is there): never build or boot that."""
+	j = mutate_journal(tree)
+	if j.exists():
+		raise UserError(f'the work tree {tree} holds a lock-removal mutant that an '
+				f'interrupted `kunit.py mutate` left ({j}); `./tools/kunit.py mutate '
+				'--list` puts the file back first')
+
+
 def save_state(tree: Path, st: State) -> None:
 	tmp = state_file(tree).with_suffix('.tmp')
 	tmp.write_text(json.dumps(asdict(st), indent=1) + '\n')
