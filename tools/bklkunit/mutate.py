@@ -59,6 +59,7 @@ class Verdict(enum.StrEnum):
 	BUILD_FAILED = 'BUILD_FAILED'  # the mutant did not compile (or configure)
 	ERROR = 'ERROR'                # the tool's own trouble, or a baseline that did not boot
 	NOT_RUN = 'NOT_RUN'            # interrupted before it
+	UNCALLED = 'UNCALLED'          # its static function has no caller: not built, nothing can run it
 
 
 # ------------------------------------------------------------------ journal
@@ -258,7 +259,14 @@ def console_notes(adir: Path) -> List[str]:
 	return []
 
 
+# Verdicts that need no case: a site nothing can run is not a gap of the suites.
+ACCOUNTED = (Verdict.KILLED, Verdict.UNCALLED)
+
+
 def site_notes(s: Site) -> List[str]:
+	if s.uncalled:
+		return [f'{s.function}() is static and nothing in the subsystem calls it or takes its '
+			'address: dead code, which no case can run']
 	if s.released_by:
 		return [f'{", ".join(f + "()" for f in s.released_by)}, which it calls, lets go of '
 			'the lock: without it here that unlock is unbalanced']
@@ -411,7 +419,8 @@ def format_list(sites: Sequence[Site], unpaired: Sequence[Site], problems: Seque
 		lines.append(f'{sub}: {len(mine)} site(s), suites {SUBSYSTEMS[sub].glob}')
 		for s in mine:
 			lines.append(f'  {s.id}  [{s.kind}, lines {",".join(map(str, s.lines))}]'
-				     + (f' (let go in {", ".join(s.released_by)})' if s.released_by else ''))
+				     + (f' (let go in {", ".join(s.released_by)})' if s.released_by else '')
+				     + (' (no caller)' if s.uncalled else ''))
 	if unpaired:
 		lines.append(f'not sites (a lock only taken or only let go in that function: '
 			     f'{len(unpaired)}):')
@@ -536,6 +545,12 @@ def _mutate(args: argparse.Namespace, o: MutateOptions, cache: Path, prep: tree.
 		for n, (s, r) in enumerate(zip(chosen, results), 1):
 			out = rdir / r.results
 			progress.say(f'{o.arch} [{n}/{len(chosen)}]', f'{s.label()} ({s.id})')
+			if s.uncalled:
+				r.verdict = Verdict.UNCALLED
+				progress.say(f'{o.arch} [{n}/{len(chosen)}]',
+					     f'{r.verdict}: not built ({r.notes[0]})')
+				save()
+				continue
 			r.started, t0 = now(), time.time()
 			try:
 				with mutated(ktree, s) as changed:
@@ -568,7 +583,7 @@ def _mutate(args: argparse.Namespace, o: MutateOptions, cache: Path, prep: tree.
 	print()
 	print(format_table(results))
 	print(f'\nResults: {rdir / "mutate.html"}')
-	bad = [r for r in results if r.verdict != Verdict.KILLED]
+	bad = [r for r in results if r.verdict not in ACCOUNTED]
 	return 1 if bad else 0
 
 
@@ -607,7 +622,7 @@ def report(rdir: Path) -> int:
 	write_json(rdir, doc)
 	write_html(rdir, doc)
 	print(format_table(results))
-	return 1 if any(r.verdict != Verdict.KILLED for r in results) else 0
+	return 1 if any(r.verdict not in ACCOUNTED for r in results) else 0
 
 
 def format_table(results: Sequence[SiteResult]) -> str:
@@ -638,7 +653,7 @@ table { border-collapse: collapse; margin: .5em 0; }
 th, td { border: 1px solid #bbb; padding: .25em .6em; text-align: left; vertical-align: top; }
 thead th { background: #eee; } td.num { text-align: right; white-space: nowrap; }
 .v-KILLED { background: #d5f5d5; } .v-SURVIVED { background: #f7c6c6; font-weight: bold; }
-.v-BUILD_FAILED, .v-ERROR { background: #e8c4f0; } .v-NOT_RUN { background: #e4e4e4; }
+.v-BUILD_FAILED, .v-ERROR { background: #e8c4f0; } .v-NOT_RUN, .v-UNCALLED { background: #e4e4e4; }
 code { font-family: monospace; } ul { margin: 0; padding-left: 1.2em; }
 .note { font-size: .85em; color: #444; margin: .2em 0 0; }
 '''

@@ -218,6 +218,7 @@ class Function:
 	name: str
 	line: int          # of its name
 	body: Tuple[int, int]   # offsets of its `{` and of the `}` that closes it
+	static: bool = False    # `static` (or `static inline`): only its own file can call it
 
 
 def functions(masked: str) -> List[Function]:
@@ -254,7 +255,8 @@ def _definition(masked: str, start: int, brace: int, close: int) -> Optional[Fun
 	m = _IDENT_CALL_RE.search(head)
 	if not m or m.group(1) in ('if', 'while', 'for', 'switch', 'sizeof', 'return'):
 		return None
-	return Function(m.group(1), line_of(masked, start + m.start(1)), (brace, close))
+	return Function(m.group(1), line_of(masked, start + m.start(1)), (brace, close),
+			re.search(r'\bstatic\b', head[:m.start()]) is not None)
 
 
 def _close_paren(masked: str, open_at: int) -> int:
@@ -324,6 +326,12 @@ class Site:
 	# member (autofs_notify_daemon() for autofs_wait()'s wq_mutex): without
 	# the lock here, their unlock is unbalanced and lockdep says so.
 	released_by: List[str] = field(default_factory=list)
+	# A static function that nothing in the subsystem's sources calls or
+	# takes the address of (autofs_add_expiring() in 6.12): no case can run
+	# the site, so it is reported, not built.
+	uncalled: bool = False
+	static: bool = False
+	body: Tuple[int, int] = (0, 0)
 
 	@property
 	def id(self) -> str:
@@ -376,7 +384,7 @@ def sites_of_text(text: str, subsystem: str, file: str) -> List[Site]:
 			site = by_key.get(key)
 			if site is None:
 				site = by_key[key] = Site(subsystem, file, f.name, f.line, key[1], call.kind,
-							  callees=callees)
+							  callees=callees, static=f.static, body=f.body)
 			site.calls.append(CallSite(m.start(), close + 1, line_of(text, m.start()), name,
 						   args))
 		out.extend(_hand_overs(list(by_key.values())))
@@ -422,6 +430,43 @@ def source_files(ktree: Path, sub: Subsystem) -> List[Path]:
 	return files
 
 
+_BLOCK_TOKEN_RE = re.compile(r'[{}]|[A-Za-z_]\w*')
+
+
+def uses(masked: str) -> Dict[str, List[int]]:
+	"""Where each identifier of a masked file occurs inside braces -
+	function bodies and initializers (an ops table's `.open = f`) - which
+	is where a function is called or its address taken; a prototype or a
+	definition's own head is at file level and not a use."""
+	out: Dict[str, List[int]] = {}
+	depth = 0
+	for m in _BLOCK_TOKEN_RE.finditer(masked):
+		t = m.group()
+		if t == '{':
+			depth += 1
+		elif t == '}':
+			depth = max(depth - 1, 0)
+		elif depth:
+			out.setdefault(t, []).append(m.start())
+	return out
+
+
+def _mark_uncalled(sites: Sequence[Site], used: Dict[str, Dict[str, List[int]]]) -> None:
+	"""Mark the sites of static functions that nothing else in their
+	subsystem's sources uses (calls from the function's own body do not
+	count); `used` is uses() of each source file, by its path."""
+	for s in sites:
+		if not s.static:
+			continue
+		lo, hi = s.body
+		n = 0
+		for file, per in used.items():
+			for at in per.get(s.function, ()):
+				if not (file == s.file and lo <= at <= hi):
+					n += 1
+		s.uncalled = n == 0
+
+
 def discover(ktree: Path, subsystems: Sequence[str]) -> Tuple[List[Site], List[Site], List[str]]:
 	"""(the sites, the unpaired lock uses, the files that could not be
 	read as C) of the named subsystems of a tree."""
@@ -430,15 +475,24 @@ def discover(ktree: Path, subsystems: Sequence[str]) -> Tuple[List[Site], List[S
 	problems: List[str] = []
 	for name in subsystems:
 		sub = SUBSYSTEMS[name]
+		used: Dict[str, Dict[str, List[int]]] = {}
+		mine: List[Site] = []
+		unread = False
 		for p in source_files(ktree, sub):
 			rel = p.relative_to(ktree).as_posix()
 			try:
-				found = sites_of_text(p.read_text(errors='surrogateescape'), name, rel)
+				text = p.read_text(errors='surrogateescape')
+				found = sites_of_text(text, name, rel)
 			except ValueError as e:
 				problems.append(f'{rel}: {e}')
+				unread = True
 				continue
-			for s in found:
-				(sites if s.paired else unpaired).append(s)
+			used[rel] = uses(mask(text))
+			mine += found
+		if not unread:		# a file not read may hold the caller
+			_mark_uncalled(mine, used)
+		for s in mine:
+			(sites if s.paired else unpaired).append(s)
 	releasers = [u for u in unpaired if {CALLS[c.name].role for c in u.calls} == {RELEASE}]
 	for s in sites:
 		s.released_by = [u.function for u in releasers

@@ -89,6 +89,43 @@ def test_a_callee_that_lets_go_of_the_lock_is_named(ktree):
 		'is unbalanced']
 
 
+def test_a_static_function_nothing_uses_is_uncalled(ktree):
+	sites, _ = sites_by_id(ktree)
+	dead = sites['fs/autofs/autofs_i.h:autofs_add_expiring:sbi->lookup_lock']
+	assert dead.uncalled
+	assert mutate.site_notes(dead)[0].startswith('autofs_add_expiring() is static and nothing')
+	# called from another function, or used through an ops table
+	assert not sites['fs/autofs/root.c:autofs_lookup:sbi->lookup_lock'].uncalled
+	assert not sites['fs/autofs/root.c:autofs_lookup_active:sbi->lookup_lock'].uncalled
+	# not static: a caller may be anywhere
+	assert not sites['fs/ufs/x.c:ufs_statfs:UFS_SB(sb)->s_lock'].uncalled
+	listed = mutate.format_list(list(sites.values()), [], [])
+	assert 'autofs_add_expiring:sbi->lookup_lock  [spinlock, lines 10,12] (no caller)' in listed
+
+
+def test_uses_count_bodies_and_initialisers_not_prototypes_or_recursion(tmp_path):
+	d = tmp_path / 'fs' / 'ufs'
+	d.mkdir(parents=True)
+	(d / 'a.c').write_text(
+		'static int rec(int n);\n'
+		'static int rec(int n)\n{\n\tmutex_lock(&m);\n\tmutex_unlock(&m);\n'
+		'\treturn n ? rec(n - 1) : 0;\n}\n'
+		'static int used(void)\n{\n\tspin_lock(&l);\n\tspin_unlock(&l);\n\treturn 0;\n}\n'
+		'static const struct ops o = {\n\t.f = used,\n};\n')
+	sites, _, problems = mutsites.discover(tmp_path, ['ufs'])
+	assert problems == []
+	assert {s.function: s.uncalled for s in sites} == {'rec': True, 'used': False}
+
+
+def test_no_site_is_uncalled_when_a_file_could_not_be_read(tmp_path):
+	d = tmp_path / 'fs' / 'ufs'
+	d.mkdir(parents=True)
+	(d / 'a.c').write_text('static void f(void)\n{\n\tmutex_lock(&m);\n\tmutex_unlock(&m);\n}\n')
+	(d / 'b.c').write_text('void g(void)\n{\n\tf();\n')
+	sites, _, problems = mutsites.discover(tmp_path, ['ufs'])
+	assert len(problems) == 1 and [s.uncalled for s in sites] == [False]
+
+
 def test_comments_strings_macros_and_tests_are_not_sites(ktree):
 	sites, unpaired = sites_by_id(ktree, ['autofs'])
 	lines = {(s.file, n) for s in list(sites.values()) + list(unpaired.values()) for n in s.lines}
@@ -548,17 +585,19 @@ def test_whole_run_on_a_small_tree(gitree, tmp_path, monkeypatch, capsys):
 	o = mutate.check_arguments(args, cache)
 	prep = tree.Prepared(gitree, '6.12.118-1~deb12u1', '6.12.118', 'p', 'h', [], False)
 	rc = mutate._mutate(args, o, cache, prep)
-	assert rc == 1       # a survivor
+	assert rc == 0       # every site killed, or uncalled
 	doc = json.loads((tmp_path / 'r' / 'mutate.json').read_text())
 	got = {s['id']: s['verdict'] for s in doc['sites']}
-	assert got == {'fs/autofs/autofs_i.h:autofs_add_expiring:sbi->lookup_lock': 'SURVIVED',
+	assert got == {'fs/autofs/autofs_i.h:autofs_add_expiring:sbi->lookup_lock': 'UNCALLED',
 		       'fs/autofs/root.c:autofs_lookup:sbi->lookup_lock': 'KILLED',
 		       'fs/autofs/root.c:autofs_lookup:dentry->d_lock': 'KILLED',
 		       'fs/autofs/root.c:autofs_lookup_active:sbi->lookup_lock': 'KILLED'}
-	assert doc['counts']['KILLED'] == 3 and doc['sites_found'] == {'autofs': 8}
+	assert doc['counts']['KILLED'] == 3 and doc['counts']['UNCALLED'] == 1
+	assert doc['sites_found'] == {'autofs': 8}
 	# the baseline on the clean tree, then one mutated file at a time, always rebuilt
 	assert seen[0] == ('autofs_*', False, 'speed>slow', '')
-	assert [s[3] for s in seen[1:]] == ['M fs/autofs/autofs_i.h'] + ['M fs/autofs/root.c'] * 3
+	# the uncalled site is not built
+	assert [s[3] for s in seen[1:]] == ['M fs/autofs/root.c'] * 3
 	assert all(s[1] for s in seen[1:])
 	assert subprocess.run(['git', '-C', str(gitree), 'status', '--porcelain'],
 			      capture_output=True, text=True).stdout == ''

@@ -78,3 +78,11 @@ static void walk(struct dentry *root)
 	spin_unlock(&parent->d_lock);
 	spin_unlock(&p->d_lock);
 }
+
+/* What the VFS calls: the functions above are used through it. */
+static const struct autofs_ops autofs_root_ops = {
+	.lookup	= autofs_lookup_active,
+	.wait	= autofs_wait,
+	.ioctl	= autofs_ioctl,
+	.walk	= walk,
+};
