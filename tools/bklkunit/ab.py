@@ -55,7 +55,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
-from . import baseline, commitmsg, deps, kunit_tool, paths, profiles, progress, run, rundir, tree
+from . import (atomic, baseline, commitmsg, deps, kunit_tool, paths, profiles, progress, run,
+	       rundir, tree)
 from .baseline import BAD, FLAKY, MISSING, PASS, SKIP
 from .errors import UserError
 from .plan import RunOptions, kunitconfigs
@@ -180,7 +181,8 @@ def tests_commit(main: Path, wt: Path, pristine: str) -> Tuple[str, List[Dict[st
 			left.append({'commit': sha, 'subject': subject, 'why': LEFT_CONFLICT})
 	head = tree.git(wt, 'rev-parse', 'HEAD').stdout.strip()
 	tree.git(main, 'update-ref', A_REF, head)
-	state.write_text(json.dumps({'key': key, 'commit': head, 'left_out': left}, indent=1) + '\n')
+	atomic.write_text(state, json.dumps({'key': key, 'commit': head, 'left_out': left}, indent=1)
+			  + '\n')
 	return head, left
 
 
@@ -258,7 +260,7 @@ def a_fragments(fragments: Sequence[Path], why: Callable[[str], Optional[str]],
 			continue
 		dest.mkdir(parents=True, exist_ok=True)
 		copy_ = dest / f'{n:02d}-{Path(frag).name.lstrip(".")}'
-		copy_.write_text(f'# {frag}, for the pristine tree (kunit.py ab)\n' + text)
+		atomic.write_text(copy_, f'# {frag}, for the pristine tree (kunit.py ab)\n' + text)
 		out.append(copy_)
 		dropped += [{'option': o, 'fragment': str(frag), 'why': r} for o, r in gone]
 	return out, dropped
@@ -643,7 +645,7 @@ def _main(args: argparse.Namespace, arches: List[str], cache: Path,
 	       'regressed': sum(x.regressed for x in results),
 	       'problems': problems,
 	       'exit': rc}
-	(rdir / 'ab.json').write_text(json.dumps(doc, indent=1) + '\n')
+	atomic.write_text(rdir / 'ab.json', json.dumps(doc, indent=1) + '\n')
 	if not args.results_dir:
 		run.set_latest(cache, rdir)
 	print(f'\nResults: {rdir} (ab.json; a/ and b/ are results directories of their own)')

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from . import paths, rundir
+from . import atomic, paths, rundir
 from .errors import UserError
 from . import results
 from .results import MISS, RAN_TO_THE_END, RECORDED, ArchStatus, Recorded, Suite
@@ -271,7 +271,7 @@ def write_baselines(rdir: Path, kernel_tree: Path, bdir: Optional[Path],
 			skipped.append(f'{a.name}: no case results ({a.status}); baseline not recorded')
 			continue
 		p = baseline_path(dirs.get(a.profile) or default_dir(a.profile), a.arch)
-		paths.write_atomic(p, dumps(baseline_document(a)))
+		atomic.write_text(p, dumps(baseline_document(a)))
 		written.append(p)
 	return written, skipped
 

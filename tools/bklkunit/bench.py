@@ -44,7 +44,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from . import deps, kunit_tool, paths, plan, profiles, tree
+from . import atomic, deps, kunit_tool, paths, plan, profiles, tree
 from .errors import UserError
 
 ROWS = ('cold', 'warm', 'edit')
@@ -374,7 +374,7 @@ def run_plain(lay: Layout, arch: str, args: argparse.Namespace, out: Path,
 	output = (out / 'plain.log').read_text(errors='replace')
 	side.parts = plain_parts(wall, output)
 	text = console.read_text(errors='replace') if console.exists() else ''
-	(out / 'plain-console.log').write_text(text)
+	atomic.write_text(out / 'plain-console.log', text)
 	_guest(side, text, output, side.parts.get('exec'))
 	if args.ccache == 'on':
 		side.ccache = _delta(ccache_stats(lay.ccache('plain')), before)
@@ -540,9 +540,7 @@ def results_dir(args: argparse.Namespace, lay: Layout) -> Path:
 
 def write_json(rdir: Path, doc: Dict, rows: List[Row], limit: float) -> None:
 	doc = dict(doc, rows=[asdict(r) for r in rows], goals=goals(rows, limit))
-	tmp = rdir / 'bench.json.tmp'
-	tmp.write_text(json.dumps(doc, indent=1) + '\n')
-	tmp.replace(rdir / 'bench.json')
+	atomic.write_text(rdir / 'bench.json', json.dumps(doc, indent=1) + '\n')
 
 
 def parse_rows(spec: str) -> List[str]:

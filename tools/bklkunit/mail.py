@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from . import commitmsg, paths, tree
+from . import atomic, commitmsg, paths, tree
 from .errors import UserError
 
 STABLE = 'stable@vger.kernel.org'
@@ -772,10 +772,10 @@ def make_mail(cache: Path, outdir: Path, patches: Optional[Sequence[Path]] = Non
 				if i and cc_stable(text):
 					extra = stable_cc
 					any_stable = True
-				f.write_text(set_headers(text, ms.to, without(ms.cc + extra, ms.to)))
+				atomic.write_text(f, set_headers(text, ms.to, without(ms.cc + extra, ms.to)))
 			if any_stable and stable_cc:
-				ms.files[0].write_text(set_headers(ms.files[0].read_text(), ms.to,
-								   without(ms.cc + stable_cc, ms.to)))
+				atomic.write_text(ms.files[0], set_headers(ms.files[0].read_text(), ms.to,
+									   without(ms.cc + stable_cc, ms.to)))
 		# Applies as written: plain git am on the pristine tree, the sets
 		# under it first.
 		by_name = {m.name: m for m in mail_sets}
@@ -799,8 +799,8 @@ def make_mail(cache: Path, outdir: Path, patches: Optional[Sequence[Path]] = Non
 						   by_subject[r.replaces].read_text(errors='replace'))
 				ms = next(m for m in mail_sets if m.name == sub)
 				f = sd / f'{r.id}-{r.for_series}.mbox'
-				f.write_text(request_text(r, sender, without(ms.to, [STABLE]),
-							  set_subjects[sub], by_id))
+				atomic.write_text(f, request_text(r, sender, without(ms.to, [STABLE]),
+								  set_subjects[sub], by_id))
 				written.append(f)
 	finally:
 		shutil.rmtree(work, ignore_errors=True)

@@ -134,28 +134,3 @@ def locked(path: Path, what: str, shared: bool = False) -> Iterator[None]:
 				f.flush()
 			fcntl.flock(f, fcntl.LOCK_UN)
 
-
-def _umask() -> int:
-	mask = os.umask(0o022)
-	os.umask(mask)
-	return mask
-
-
-_UMASK = _umask()
-
-
-def write_atomic(path: Path, data: str) -> None:
-	"""Write a file whole or not at all: a temporary file beside it, then
-	one rename (a reader, or a job killed half-way, never sees it cut)."""
-	path = Path(path)
-	path.parent.mkdir(parents=True, exist_ok=True)
-	fd, tmp = tempfile.mkstemp(prefix=f'.{path.name}.', suffix='.tmp', dir=path.parent)
-	try:
-		with os.fdopen(fd, 'w') as f:
-			f.write(data)
-		os.chmod(tmp, 0o666 & ~_UMASK)       # as open() would have made it
-		os.replace(tmp, path)
-	except BaseException:
-		with contextlib.suppress(OSError):
-			os.unlink(tmp)
-		raise

@@ -25,7 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import ktap, kunit_tool, paths
+from . import atomic, ktap, kunit_tool, paths
 from .console import parse_console
 from .errors import UserError
 from .results import (BUILT, DEFAULT_PROFILE, NOT_BUILT, RAN_TO_THE_END, ArchResult, ArchRun,
@@ -38,7 +38,7 @@ LOG_EXCERPT_MAX = 16384          # KCIDB v5.3 maxLength of every log_excerpt: a 
 
 def write_verdict(rdir: Path, r: ArchResult) -> None:
 	"""<rdir>/<arch>/verdict.json of one arch."""
-	paths.write_atomic(Path(rdir) / r.arch / 'verdict.json', json.dumps(asdict(r), indent=1) + '\n')
+	atomic.write_text(Path(rdir) / r.arch / 'verdict.json', json.dumps(asdict(r), indent=1) + '\n')
 
 
 def summary_of(info: Dict[str, Any], results: Sequence[ArchResult], rdir: Path,
@@ -51,7 +51,7 @@ def summary_of(info: Dict[str, Any], results: Sequence[ArchResult], rdir: Path,
 
 
 def write_summary(rdir: Path, summary: Dict[str, Any]) -> None:
-	paths.write_atomic(Path(rdir) / 'summary.json', json.dumps(summary, indent=1) + '\n')
+	atomic.write_text(Path(rdir) / 'summary.json', json.dumps(summary, indent=1) + '\n')
 
 
 PLAN = 'run.json'
@@ -63,7 +63,7 @@ def write_plan(rdir: Path, info: Dict[str, Any], arches: Sequence[str], profile:
 	arches it is to run, its profile, filter and start.  A job that dies
 	before summary.json leaves this and the verdicts of the arches it
 	finished: `merge` reads them (the others are not a pass)."""
-	paths.write_atomic(Path(rdir) / PLAN, json.dumps(
+	atomic.write_text(Path(rdir) / PLAN, json.dumps(
 		dict(info, arches=list(arches), profile=profile, filter_glob=filter_glob,
 		     started=started), indent=1) + '\n')
 

@@ -38,8 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Set, Tuple
 
-from . import (commitmsg, deps, mail, paths, progress, seriesboot, seriesmodules, seriesplan,
-	       seriesresults, tree)
+from . import (atomic, commitmsg, deps, mail, paths, progress, seriesboot, seriesmodules,
+	       seriesplan, seriesresults, tree)
 from .errors import UserError
 from .results import now
 from .seriesresults import SeriesCheck, SeriesJob, write_series_job
@@ -762,8 +762,7 @@ class Checker:
 					if WARNING_RE.match(l.strip())})
 			base = paths.KUNIT_DIR / 'baselines' / 'go7007-w1' / f'{arch}.txt'
 			if self.args.update_go7007_baseline and proc.returncode == 0:
-				base.parent.mkdir(parents=True, exist_ok=True)
-				base.write_text(''.join(w + '\n' for w in warns))
+				atomic.write_text(base, ''.join(w + '\n' for w in warns))
 			known = set(base.read_text().splitlines()) if base.exists() else set()
 			new = [w for w in warns if w not in known]
 			built = sorted(o.name for o in (bdir / 'drivers/media/usb/go7007').glob('*.o'))

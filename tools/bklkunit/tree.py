@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
-from . import commitmsg, deps, paths
+from . import atomic, commitmsg, deps, paths
 from .errors import UserError
 
 PRISTINE_REF = 'refs/bkl-kunit/pristine'
@@ -303,9 +303,7 @@ def refuse_mutated(tree: Path) -> None:
 
 
 def save_state(tree: Path, st: State) -> None:
-	tmp = state_file(tree).with_suffix('.tmp')
-	tmp.write_text(json.dumps(asdict(st), indent=1) + '\n')
-	tmp.replace(state_file(tree))
+	atomic.write_text(state_file(tree), json.dumps(asdict(st), indent=1) + '\n')
 
 
 def patches_record(tree: Path) -> Path:
@@ -336,9 +334,8 @@ def patch_files(patch_dir: Path) -> Dict[str, str]:
 
 
 def record_patch_files(tree: Path, patch_dir: Path) -> None:
-	tmp = patches_record(tree).with_suffix('.tmp')
-	tmp.write_text(json.dumps(patch_files(patch_dir), indent=1, sort_keys=True) + '\n')
-	tmp.replace(patches_record(tree))
+	atomic.write_text(patches_record(tree),
+			  json.dumps(patch_files(patch_dir), indent=1, sort_keys=True) + '\n')
 
 
 def changed_patch_files(tree: Path, patch_dir: Path, st: State) -> List[str]:
