@@ -36,6 +36,7 @@ import json
 import os
 import platform
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -159,7 +160,7 @@ def _execute(cmd: List[str], env: Optional[Dict[str, str]], log: Path) -> int:
 	"""Run cmd with its output in log; the exit status."""
 	log.parent.mkdir(parents=True, exist_ok=True)
 	with open(log, 'w') as f:
-		f.write('$ ' + ' '.join(cmd) + '\n')
+		f.write('$ ' + shlex.join(cmd) + '\n')
 		f.flush()
 		return subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env,
 				      stdin=subprocess.DEVNULL).returncode
@@ -309,11 +310,11 @@ def edited(path: Path, nonce: str) -> Iterator[Dict[str, object]]:
 	info: Dict[str, object] = {'file': str(path),
 				   'sha256': hashlib.sha256(original).hexdigest(),
 				   'appended': edit_text(original, nonce).decode()}
-	path.write_bytes(original + edit_text(original, nonce))
+	atomic.write_bytes(path, original + edit_text(original, nonce))
 	try:
 		yield info
 	finally:
-		path.write_bytes(original)
+		atomic.write_bytes(path, original)
 		info['restored'] = hashlib.sha256(path.read_bytes()).hexdigest() == info['sha256']
 
 
@@ -658,5 +659,5 @@ def dry_run(lay: Layout, arches: List[str], rows: List[str], args: argparse.Name
 			for name, cmd in (cmds[::-1] if args.ours_first else cmds):
 				env = (f'CCACHE_DIR={lay.ccache("plain")} ' if name == 'plain' and
 				       args.ccache == 'on' else '')
-				print(f'{name}: {env}' + ' '.join(cmd))
+				print(f'{name}: {env}' + shlex.join(cmd))
 	return 0

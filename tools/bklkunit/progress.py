@@ -13,6 +13,7 @@ counts the results kunit.py exec printed.
 import os
 import queue
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -338,7 +339,7 @@ def stream(cmd: List[str], log: Path, env: Dict[str, str], verbose: bool,
 	if _stopping.is_set():
 		raise KeyboardInterrupt('stopping: no new command')
 	with open(log, 'w') as f:
-		f.write('$ ' + ' '.join(cmd) + '\n')
+		f.write('$ ' + shlex.join(cmd) + '\n')
 		f.flush()
 		proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
 					stdin=subprocess.DEVNULL, text=True, env=env,

@@ -216,8 +216,8 @@ def _run_arch(p: ArchPlan, cache: Path) -> ArchResult:
 					 paths.ARCHES[arch].cross_compile, env)
 	if buildstamp.unchanged(build_dir, want):
 		_progress(name, 'build skipped: no input changed since the last build')
-		atomic.write_text(
-			out / 'build.log', '$ ' + shlex.join(cmd) + '\nnot run: the tree, the kunitconfigs, the command, '
+		atomic.write_text(out / 'build.log',
+			'$ ' + shlex.join(cmd) + '\nnot run: the tree, the kunitconfigs, the command, '
 			f'the toolchain and {build_dir}/.config and vmlinux are as the last successful '
 			f'build left them ({build_dir / buildstamp.STAMP}); --always-build runs it\n')
 		res.build_skipped = True
@@ -583,6 +583,7 @@ def _main(args: argparse.Namespace, held: contextlib.ExitStack) -> int:
 	hold_tree(held, args, ktree, info)
 	timings['tree'] = time.time() - t1
 	rdir = results_dir(args, cache, point_latest=False)
+	args.results_dir_used = str(rdir)      # for `run --json` (cli)
 	# What this run is to do, before it does any: a job that dies leaves
 	# this and the verdicts of the arches it finished (`merge`).
 	rundir.write_plan(rdir, info, arches, prof.name, args.filter_glob, started)

@@ -25,6 +25,7 @@ and they have."""
 import argparse
 import json
 import re
+import shlex
 import subprocess
 import sys
 import threading
@@ -62,7 +63,7 @@ def _run(cmd: List[str], log: Path, echo: bool = True, nice: int = 0) -> Tuple[i
 	"""cmd's exit status and output, written to log (and to stdout with
 	echo); started with `nice -n` when nice is given."""
 	cmd = progress.niced(cmd, nice)
-	print('$ ' + ' '.join(cmd) + ('' if echo else f'  (beside what follows; output: {log})'),
+	print('$ ' + shlex.join(cmd) + ('' if echo else f'  (beside what follows; output: {log})'),
 	      flush=True)
 	proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
 				errors='replace', cwd=paths.REPO)

@@ -29,6 +29,7 @@ check-series at a time per cache (<cache>/series/series.lock).
 import argparse
 import functools
 import re
+import shlex
 import shutil
 import subprocess
 import threading
@@ -329,7 +330,7 @@ class Checker:
 			with self._live_lock:
 				self._live.discard(proc)
 		with open(log, 'a') as f:
-			f.write('$ ' + ' '.join(cmd) + '\n' + out + err)
+			f.write('$ ' + shlex.join(cmd) + '\n' + out + err)
 		return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 	def check_build(self) -> None:
@@ -423,7 +424,7 @@ class Checker:
 		log = self.logdir / f'config-lean-{arch}.log'
 		log.write_text('')
 		frag = bdir / 'lean.config'
-		frag.write_text(seriesmodules.lean_fragment(arch))
+		atomic.write_text(frag, seriesmodules.lean_fragment(arch))
 		bad = seriesmodules.configure(self._make, self.wt, bdir, arch, log, [frag],
 					      build_env(self.cache))
 		if bad:

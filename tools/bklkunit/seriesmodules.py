@@ -24,6 +24,7 @@ in, and which did not.
 
 import enum
 import re
+import shlex
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -255,7 +256,7 @@ def configure(make: Make, srcdir: Path, build_dir: Path, arch: str, log: Path,
 		 str(build_dir / '.config')] + [str(f) for f in frags]
 	proc = subprocess.run(merge, cwd=build_dir, capture_output=True, text=True, env=env)
 	with open(log, 'a') as f:
-		f.write('$ ' + ' '.join(merge) + '\n' + proc.stdout + proc.stderr)
+		f.write('$ ' + shlex.join(merge) + '\n' + proc.stdout + proc.stderr)
 	if proc.returncode != 0:
 		return ('merge_config.sh', proc)
 	proc = make(build_dir, arch, ['olddefconfig'], [], log, srcdir)

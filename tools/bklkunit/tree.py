@@ -730,7 +730,7 @@ def export(cache: Path, patch_dir: Path = paths.PATCH_DIR, force: bool = False) 
 			old.unlink()
 		for p in new:
 			shutil.copyfile(p, patch_dir / p.name)
-		(patch_dir / 'series').write_text(series_text)
+		atomic.write_text(patch_dir / 'series', series_text)
 	finally:
 		shutil.rmtree(tmp, ignore_errors=True)
 	patches = read_series(patch_dir)
