@@ -34,7 +34,7 @@ import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, TextIO, Tuple, cast
 
 from . import atomic, paths, rundir
 from .errors import UserError
@@ -226,7 +226,7 @@ def load_baseline(bdir: Path, arch: str) -> Optional[Dict[str, Any]]:
 	problem = baseline_problem(doc, arch)
 	if problem:
 		raise UserError(f'{p}: not a baseline ({problem})')
-	return doc
+	return cast(Dict[str, Any], doc)
 
 
 def baseline_problem(doc: Any, arch: str) -> str:
@@ -467,7 +467,7 @@ def format_comparison(c: Comparison) -> List[str]:
 
 
 def compare(rdir: Path, kernel_tree: Path, bdir: Optional[Path], probe: bool = True,
-	    out=None, show_divergence: bool = True,
+	    out: Optional[TextIO] = None, show_divergence: bool = True,
 	    cache: Optional[Path] = None) -> Tuple[int, List[Comparison], Dict[str, Any]]:
 	"""Print the comparison of a results directory with the baselines (and,
 	unless run printed it already, the cross-arch divergence).

@@ -45,7 +45,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from . import atomic, deps, kunit_tool, paths, plan, profiles, tree
+from . import atomic, deps, kunit_tool, paths, plan, profiles, rundir, tree
 from .errors import UserError
 
 ROWS = ('cold', 'warm', 'edit')
@@ -259,7 +259,7 @@ def plain_parts(wall: float, output: str) -> Dict[str, float]:
 	return {'config': cfg, 'build': build, 'exec': exe, 'tool': round(wall - total, 3)}
 
 
-def ours_parts(wall: float, summary: Dict) -> Dict[str, float]:
+def ours_parts(wall: float, summary: Dict[str, Any]) -> Dict[str, float]:
 	"""From our summary.json: setup (deps, tree), build, exec, judge
 	(verdict and kernel reports after each boot), reports (divergence, junit,
 	kcidb, html), other (interpreter start, imports, result files: the rest)."""
@@ -394,8 +394,8 @@ def run_ours(lay: Layout, arch: str, args: argparse.Namespace, out: Path) -> Sid
 	wall = time.monotonic() - t0
 	side = Side('ours', round(wall, 3), rc, log=str(out / 'ours.log'))
 	try:
-		summary = json.loads((rdir / 'summary.json').read_text())
-	except (OSError, ValueError):
+		summary = rundir.load_summary(rdir)      # checked: its format, its statuses
+	except UserError:
 		summary = {}
 	side.parts = ours_parts(wall, summary) if summary else {}
 	a = (summary.get('arches') or [{}])[0]
@@ -539,7 +539,7 @@ def results_dir(args: argparse.Namespace, lay: Layout) -> Path:
 	return d
 
 
-def write_json(rdir: Path, doc: Dict, rows: List[Row], limit: float) -> None:
+def write_json(rdir: Path, doc: Dict[str, Any], rows: List[Row], limit: float) -> None:
 	doc = dict(doc, rows=[asdict(r) for r in rows], goals=goals(rows, limit))
 	atomic.write_text(rdir / 'bench.json', json.dumps(doc, indent=1) + '\n')
 

@@ -346,7 +346,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 			for sig, was in handled.items():
 				signal.signal(sig, was)
 	try:
-		return args.func(args)
+		return int(args.func(args))
 	except UserError as e:
 		if verbose:
 			traceback.print_exc()

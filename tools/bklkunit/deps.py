@@ -24,7 +24,7 @@ TEST_PACKAGES = ['python3-pytest', 'python3-jsonschema', 'python3-yaml', 'mypy',
 		 'chromium'] + CHECK_PACKAGES
 
 
-def dpkg_query(args: List[str]) -> subprocess.CompletedProcess:
+def dpkg_query(args: List[str]) -> subprocess.CompletedProcess[str]:
 	"""dpkg-query with these arguments; a UserError when it cannot be run."""
 	try:
 		return subprocess.run(['dpkg-query'] + args, capture_output=True, text=True)

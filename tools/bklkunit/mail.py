@@ -15,6 +15,7 @@ where it includes the helpers' headers.  `check()` is check-series'
 docs/mail.md.
 """
 
+import argparse
 import configparser
 import re
 import shutil
@@ -24,7 +25,7 @@ import textwrap
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from . import atomic, commitmsg, paths, tree
 from .errors import UserError
@@ -418,7 +419,7 @@ def first_includes(patches: Sequence[Path],
 	"""(patch, headers) for each patch that is the first of @patches to
 	include one of @headers, in series order; a patch's headers in the
 	headers' order."""
-	seen: set = set()
+	seen: Set[str] = set()
 	out: List[Tuple[Path, List[str]]] = []
 	for p in patches:
 		new = [h for h in included([p], headers) if h not in seen]
@@ -855,7 +856,7 @@ def summary_lines(res: Result) -> List[str]:
 	return out
 
 
-def cmd(args) -> int:
+def cmd(args: argparse.Namespace) -> int:
 	"""`kunit.py export --mail DIR`."""
 	cache = paths.cache_dir(args.cache_dir)
 	outdir = Path(args.mail).expanduser()
@@ -869,7 +870,7 @@ def cmd(args) -> int:
 	return 0
 
 
-def check(ch) -> None:
+def check(ch: Any) -> None:
 	"""check-series' `mail` check, on a seriescheck.Checker: the sets and
 	the requests are written to a temporary directory, every set must
 	apply (make_mail) and pass `git send-email --dry-run`, and every

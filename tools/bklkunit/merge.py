@@ -41,6 +41,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import export, paths, profiles, rundir, seriesplan, seriesresults, tree
 from .errors import UserError
+from .export import kcidb
 from .results import (DEFAULT_PROFILE, ERROR, FAIL, PASS, SKIP, ArchStatus, parse_time,
 		      slot_name)
 from .seriesresults import SeriesJob
@@ -76,8 +77,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 		       help='kernel tree whose kunit_parser reads the consoles (default: the '
 			    'first tree a job names that is on this machine, else the one prepared '
 			    'in the cache)')
-	p.add_argument('--origin', default=export.DEFAULT_ORIGIN,
-		       help=f'KCIDB origin (default: {export.DEFAULT_ORIGIN})')
+	p.add_argument('--origin', default=kcidb.DEFAULT_ORIGIN,
+		       help=f'KCIDB origin (default: {kcidb.DEFAULT_ORIGIN})')
 
 
 def expected(spec: str) -> List[Tuple[str, str]]:
@@ -261,12 +262,12 @@ def counts_from_cases(entry: Dict[str, Any], cases: Sequence[Any]) -> None:
 
 
 def merge(out: Path, dirs: Sequence[str], expect_spec: str = '', shards: Optional[str] = None,
-	  named_tree: Optional[str] = None, origin: str = export.DEFAULT_ORIGIN,
+	  named_tree: Optional[str] = None, origin: str = kcidb.DEFAULT_ORIGIN,
 	  cache: Optional[Path] = None) -> Tuple[Dict[str, Any], List[Any], List[str]]:
 	"""Merge the jobs of dirs into out.  Returns (summary, the arches as
 	read, notes)."""
 	out = Path(out).resolve()
-	export.check_origin(origin)
+	kcidb.check_origin(origin)
 	expect = expected(expect_spec)
 	n_shards = 0
 	if shards is not None:

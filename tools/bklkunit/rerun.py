@@ -30,7 +30,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from . import atomic, baseline, ktap, kunit_tool, progress
 from .console import parse_console
 from .plan import ArchPlan
-from .results import (ERROR, FAIL, MISS, PASS, SKIP, ArchStatus, Suite, merge_boots,
+from .results import (ERROR, FAIL, MISS, PASS, SKIP, ArchResult, ArchStatus, Suite, merge_boots,
 		      name_unreached, now, placeholder_suite, stopped_note)
 
 # What kunit.py exec --list_tests prints for each test (its own filter).
@@ -174,7 +174,7 @@ def rerun_failures(b: Booter, suites: List[Suite], times: int) -> List[str]:
 	return sorted(flaky)
 
 
-def after_first_boot(b: Booter, res, v: ktap.Verdict,
+def after_first_boot(b: Booter, res: ArchResult, v: ktap.Verdict,
 		     first: Optional[List[Suite]] = None) -> None:
 	"""Continue after a crash and re-run failures as the arguments ask;
 	update res (a ArchResult) in place.  first: the first boot's

@@ -23,7 +23,7 @@ import subprocess
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple, cast
 
 from . import atomic, ktap, kunit_tool, paths
 from .console import parse_console
@@ -217,7 +217,7 @@ def load_summary(rdir: Path) -> Dict[str, Any]:
 	problem = summary_problem(summary)
 	if problem:
 		raise UserError(f'{f}: not a summary of `kunit.py run`: {problem}')
-	return summary
+	return cast(Dict[str, Any], summary)
 
 
 def load_plan(rdir: Path) -> Dict[str, Any]:

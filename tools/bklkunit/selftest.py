@@ -23,7 +23,6 @@ kunit.log; their closing lines are printed when check-series has ended
 and they have."""
 
 import argparse
-import json
 import re
 import shlex
 import subprocess
@@ -33,7 +32,8 @@ import time
 from pathlib import Path
 from typing import Callable, List, Optional, Tuple
 
-from . import deps, paths, progress
+from . import deps, paths, progress, rundir
+from .errors import UserError
 from .results import ArchStatus
 from .seriesplan import BOOT_ARCH
 
@@ -142,7 +142,7 @@ def _kunit_step(wait: Waiter, rdir: Path, arches: List[str]) -> Tuple[str, int, 
 	_print_beside('kunit.py run', rc, out, None)
 	p = f = 0
 	try:
-		summary = json.loads((rdir / 'summary.json').read_text())
+		summary = rundir.load_summary(rdir)      # checked: its format, its statuses
 		for a in summary['arches']:
 			if a['status'] == ArchStatus.SKIPPED_PROFILE:
 				continue     # the profile does not exist there: no verdict
@@ -150,7 +150,7 @@ def _kunit_step(wait: Waiter, rdir: Path, arches: List[str]) -> Tuple[str, int, 
 			f += a['failed'] + a['crashed']
 			if a['status'] != ArchStatus.PASS and a['failed'] + a['crashed'] == 0:
 				f += 1   # a build failure, timeout or crash with no case to blame
-	except (OSError, ValueError, KeyError):
+	except (UserError, KeyError, TypeError):
 		f += 1
 	if rc != 0 and f == 0:
 		f = 1

@@ -81,7 +81,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 	p.add_argument('-v', '--verbose', action='store_true')
 
 
-def _debian_python_env() -> dict:
+def _debian_python_env() -> Dict[str, str]:
 	"""checkpatch runs scripts/spdxcheck.py with the `python3` on PATH; it
 	needs Debian's, which sees python3-ply and python3-git."""
 	env = dict(__import__('os').environ)
@@ -114,7 +114,7 @@ class Check:
 CITED_RE = re.compile(r'\b(?P<id>[0-9a-f]{12,40})\s+\("(?P<subject>[^"]+)"\)')
 
 
-def fixes_problems(patch_text: str, known: dict) -> tuple:
+def fixes_problems(patch_text: str, known: Dict[str, str]) -> Tuple[int, List[str]]:
 	"""(number of upstream ids in the commit message - its Fixes: tags and
 	the commits its text cites as `<id> ("subject")` - and the problems with
 	them): each must be listed in upstream-commits.txt with that subject."""
@@ -220,7 +220,7 @@ class Checker:
 		# that ccache's relative paths are those they had there.
 		self.head_root = self.cache / 'series' / 'head'
 		self.head_wt = self.head_root / 'src' / self.main.name
-		self._head: Optional['Future[List[Tuple[tuple, dict]]]'] = None
+		self._head: Optional['Future[List[Tuple[Tuple[Any, ...], Dict[str, Any]]]]'] = None
 		self._head_pool: Optional[ThreadPoolExecutor] = None
 		self._head_stop = threading.Event()
 		# The makes running, which stop_head ends.
@@ -312,7 +312,7 @@ class Checker:
 
 	# -------------------------------------------------------- builds
 	def _make(self, bdir: Path, arch: str, targets: List[str], extra: List[str],
-		  log: Path, srcdir: Path, nice: int = 0) -> subprocess.CompletedProcess:
+		  log: Path, srcdir: Path, nice: int = 0) -> subprocess.CompletedProcess[str]:
 		a = paths.ARCHES[arch]
 		cmd = ['make', '-C', str(srcdir), f'O={bdir}', f'ARCH={arch}', f'-j{self.jobs}']
 		if a.cross_compile:
@@ -602,7 +602,7 @@ class Checker:
 			self._pool = None
 
 	def _preexisting(self, bdir: Path, arch: str, commit: str, objs: List[str],
-			 log: Path) -> set:
+			 log: Path) -> Set[str]:
 		"""W=1 warnings (as _key) of @objs built from @commit's parent."""
 		# Its make syncs .config with the parent's Kconfig files.
 		self._config_at.pop(arch, None)
@@ -670,10 +670,10 @@ class Checker:
 		self._head_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix='head')
 		self._head = self._head_pool.submit(self._head_checks, steps)
 
-	def _head_checks(self, steps: List[str]) -> List[Tuple[tuple, dict]]:
+	def _head_checks(self, steps: List[str]) -> List[Tuple[Tuple[Any, ...], Dict[str, Any]]]:
 		"""The head checks' results, as the arguments of add (the main
 		thread prints them).  An exception is its check's failure."""
-		out: List[Tuple[tuple, dict]] = []
+		out: List[Tuple[Tuple[Any, ...], Dict[str, Any]]] = []
 
 		def report(*a: Any, **k: Any) -> None:
 			out.append((a, k))
@@ -733,7 +733,7 @@ class Checker:
 			self._head_pool = None
 
 	def check_go7007(self, srcdir: Path, build_root: Path, report: Report,
-			 make: Callable[..., subprocess.CompletedProcess]) -> None:
+			 make: Callable[..., subprocess.CompletedProcess[str]]) -> None:
 		arches = paths.parse_arches(self.args.go7007_arch)
 		arches = [a for a in arches if a != 'um']
 		frag = paths.KUNIT_DIR / 'go7007.config'
@@ -779,7 +779,7 @@ class Checker:
 			report(f'go7007 {arch}', ok, detail, time.time() - t0)
 
 	def check_modules(self, srcdir: Path, build_root: Path, report: Report,
-			  make: Callable[..., subprocess.CompletedProcess]) -> None:
+			  make: Callable[..., subprocess.CompletedProcess[str]]) -> None:
 		"""The series head (checked out at srcdir) with KUnit and the
 		subsystems as modules, on each arch of --build-arches
 		(seriesmodules.py)."""

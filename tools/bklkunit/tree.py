@@ -47,7 +47,7 @@ NO_AUTO_GC = (('gc.auto', '0'), ('maintenance.auto', 'false'))
 
 
 def git(repo: Path, *args: str, check: bool = True, env: Optional[Dict[str, str]] = None,
-	input: Optional[str] = None) -> subprocess.CompletedProcess:
+	input: Optional[str] = None) -> subprocess.CompletedProcess[str]:
 	opts = [a for k, v in NO_AUTO_GC for a in ('-c', f'{k}={v}')]
 	proc = subprocess.run(['git'] + opts + ['-C', str(repo)] + list(args), capture_output=True,
 			      text=True, env=git_env(env), input=input)

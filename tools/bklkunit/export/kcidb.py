@@ -15,7 +15,7 @@ import json
 import re
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, cast
 
 from .. import paths, tree
 from ..errors import UserError
@@ -169,8 +169,8 @@ def kcidb_document(rdir: Path, summary: Dict[str, Any], runs: List[ArchRun],
 		env = {'comment': r.qemu or None, 'misc': {'arch': r.arch, 'qemu': r.qemu or None}}
 		seen: Dict[str, int] = {}
 
-		def add(path: str, status: str, build_id: str = build_id, env: Dict = env,
-			seen: Dict[str, int] = seen, **kw) -> None:
+		def add(path: str, status: str, build_id: str = build_id, env: Dict[str, Any] = env,
+			seen: Dict[str, int] = seen, **kw: Any) -> None:
 			# Two parameters may sanitise to one path: ids stay unique.
 			n = seen[path] = seen.get(path, 0) + 1
 			tests.append(dict({'id': f'{build_id}:{path}' + (f'#{n}' if n > 1 else ''),
@@ -193,4 +193,4 @@ def kcidb_document(rdir: Path, summary: Dict[str, Any], runs: List[ArchRun],
 				  'params': list(c.params) or None, 'message': c.message or None,
 				  'name_known': c.named})
 	doc = {'version': KCIDB_VERSION, 'checkouts': [checkout], 'builds': builds, 'tests': tests}
-	return _clean(doc)
+	return cast(Dict[str, Any], _clean(doc))
