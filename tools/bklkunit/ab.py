@@ -571,6 +571,11 @@ def _main(args: argparse.Namespace, arches: List[str], cache: Path,
 	a_info: Dict[str, Any] = {'tree': str(a_tree), 'kernel_version': info.get('kernel_version'),
 		  'debian_version': info.get('debian_version'), 'series': on_a,
 		  'series_hash': '', 'head': commit, 'a_side': mode, 'left_out': left_out}
+	# What each side is to do, before it does any (as run's run.json): an
+	# ab stopped half-way leaves two results directories that report,
+	# compare and baseline read as far as they went.
+	for side, side_info in (('a', a_info), ('b', info)):
+		rundir.write_plan(rdir / side, side_info, arches, prof.name, args.filter_glob, started)
 	options = RunOptions.from_args(args)
 
 	def one(arch: str, opts: RunOptions) -> ArchAB:

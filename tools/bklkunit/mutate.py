@@ -50,6 +50,8 @@ from .seriesplan import SKIP_SLOW
 # The profiles lock removal runs in: lockdep (default) and KCSAN.
 MUTATE_PROFILES = (profiles.DEFAULT, 'kcsan')
 JOURNAL_VERSION = 1
+# The version of mutate.json ("version"): --report refuses a newer one.
+RESULTS_VERSION = 1
 TMP_SUFFIX = '.bkl-kunit-mutate.tmp'
 
 
@@ -103,6 +105,9 @@ def recover(ktree: Path) -> str:
 	except (OSError, ValueError) as e:
 		raise UserError(f'{jp}: the mutate journal cannot be read ({e}); check the work '
 				'tree with `git status`, then delete it')
+	if not isinstance(j, dict) or j.get('version') != JOURNAL_VERSION:
+		raise UserError(f'{jp}: not a mutate journal of version {JOURNAL_VERSION} (a newer '
+				'kunit.py\'s?); check the work tree with `git status`, then delete it')
 	try:
 		where = Path(j['tree']) / j['file']
 		original = base64.b64decode(j['original'])
@@ -477,7 +482,7 @@ def _mutate(args: argparse.Namespace, o: MutateOptions, cache: Path, prep: tree.
 	      f'{len(chosen)} site(s) of {", ".join(o.subsystems)} on {o.arch}, profile '
 	      f'{o.profile.name}; results {rdir}', flush=True)
 	doc: Dict[str, Any] = {
-		'version': 1, 'tree': str(ktree), 'head': prep.head,
+		'version': RESULTS_VERSION, 'tree': str(ktree), 'head': prep.head,
 		'kernel_version': prep.upstream, 'debian_version': prep.debian_version,
 		'arch': o.arch, 'profile': o.profile.name, 'build_dir': str(bdir),
 		'slow_cases': o.slow, 'site_filter': list(o.sites), 'subsystems': list(o.subsystems),
@@ -572,6 +577,10 @@ def report(rdir: Path) -> int:
 		raise UserError(f'{f} not found: is {rdir} a results directory of `kunit.py mutate`?')
 	except (OSError, ValueError, KeyError, TypeError) as e:
 		raise UserError(f'{f}: not a mutate.json ({type(e).__name__}: {e})')
+	v = doc.get('version', RESULTS_VERSION)
+	if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= RESULTS_VERSION:
+		raise UserError(f'{f}: version {v!r}, not one this kunit.py reads (1 to '
+				f'{RESULTS_VERSION}): written by a newer one?')
 	if not (ktree / 'tools' / 'testing' / 'kunit' / 'kunit_parser.py').is_file():
 		raise UserError(f'{ktree} (the tree of {f}) has no kunit_parser to read the consoles with')
 	base_cases = {sub: case_outcomes(ktree, ArchResult(doc.get('arch', ''), b.get('status', '')),

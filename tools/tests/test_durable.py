@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from bklkunit import atomic, baseline, clean, cli, merge, paths, run, rundir, seriesresults
+from bklkunit import ab, atomic, baseline, clean, cli, merge, paths, run, rundir, seriesresults
 from bklkunit.errors import UserError
 from conftest import read_data
 from test_baseline import ALPHA, BETA, ktap_console, write_results
+from test_ab import abf  # noqa: F401  (fixture)
 from test_run import fake, main_env  # noqa: F401,F811  (fixtures)
 
 KUNIT_PY = Path(__file__).resolve().parents[1] / 'kunit.py'
@@ -453,3 +454,31 @@ def test_clean_removes_what_it_did_before(tmp_path, capsys):
 		'ccache', 'pristine', 'src']
 	assert list((cache / 'pristine').iterdir()) == []
 	shutil.rmtree(cache)
+
+
+def test_an_ab_stopped_between_arches_leaves_two_readable_sides(abf, monkeypatch, capsys):
+	"""ab of x86_64 and arm64 stopped by ^C while arm64's B side boots:
+	each side reads as a run that ended there (x86_64 as it finished,
+	arm64 ERROR on B, NOT_RUN on A)."""
+	f = abf
+	for side in ('a', 'b'):
+		f.ctl_write(side, 'x86_64', 'console', ktap_console(ALPHA))
+	real = run.run_arch
+
+	def run_arch(ktree, arch, bdir, out, *a, **kw):
+		if arch == 'arm64':
+			out.mkdir(parents=True)
+			(out / 'build.log').write_text('$ kunit.py build\n')
+			raise KeyboardInterrupt
+		return real(ktree, arch, bdir, out, *a, **kw)
+	monkeypatch.setattr(run, 'run_arch', run_arch)
+	with pytest.raises(KeyboardInterrupt):
+		ab.main(f.ab_args('--arch', 'x86_64,arm64', '--parallel', '1'))
+	capsys.readouterr()
+	for side, arm64 in (('a', 'NOT_RUN'), ('b', 'ERROR')):
+		s = rundir.load_summary(f.results / side)
+		assert s['complete'] is False
+		assert [(e['arch'], e['status']) for e in s['arches']] == [('x86_64', 'PASS'),
+									  ('arm64', arm64)]
+		assert cli.main(['report', str(f.results / side), '--tree', s['tree']]) == 0
+		assert (f.results / side / 'kcidb.json').is_file()
