@@ -179,8 +179,8 @@ def group_options(p: argparse.ArgumentParser,
 
 def _json_option(p: argparse.ArgumentParser) -> None:
 	p.add_argument('--json', action='store_true',
-		       help='print one JSON document on stdout (its shape: docs/results.md, "JSON for scripts"), '
-			    'everything else on stderr')
+		       help='print one JSON document on stdout (its shape: docs/results.md, '
+			    '"JSON for scripts"), everything else on stderr')
 
 
 def build_parser() -> argparse.ArgumentParser:

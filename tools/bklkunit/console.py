@@ -195,7 +195,8 @@ def parse_console(kernel_tree: Path, lines: Sequence[str], stopped: str = '',
 
 def read_console(kernel_tree: Path, lines: Sequence[str], stopped: str = '',
 		 attribute: bool = True,
-		 parsed: Optional[kunit_tool.Documents] = None) -> Tuple[List[Suite], List[kernel_reports.Report]]:
+		 parsed: Optional[kunit_tool.Documents] = None
+		 ) -> Tuple[List[Suite], List[kernel_reports.Report]]:
 	"""parse_console, and the kernel reports that belong to no case."""
 	lines = [l.rstrip('\r\n') for l in lines]
 	if parsed is None:

@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import struct
 import subprocess
@@ -1257,7 +1258,7 @@ def _need_makefs(allow_install: bool) -> Tuple[str, str]:
 			return binary, version
 	raise UserError(f'the UFS fixtures need makefs (Debian package {PACKAGE}), which is '
 			'not installed\n  install it with:  sudo '
-			+ ' '.join(deps.install_command([PACKAGE])))
+			+ shlex.join(deps.install_command([PACKAGE])))
 
 
 def makefs_command(makefs: str, spec: Spec, image: Path, tree: Path) -> List[str]:
@@ -1274,7 +1275,7 @@ def _run_makefs(cmd: List[str]) -> None:
 	proc = subprocess.run(cmd, capture_output=True, text=True)
 	if proc.returncode != 0:
 		tail = '\n'.join((proc.stdout + proc.stderr).splitlines()[-10:])
-		raise UserError(f'makefs failed (exit {proc.returncode}): {" ".join(cmd)}\n{tail}')
+		raise UserError(f'makefs failed (exit {proc.returncode}): {shlex.join(cmd)}\n{tail}')
 
 
 def set_key(recipe_text: str, makefs_ver: str) -> str:

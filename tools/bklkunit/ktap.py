@@ -42,7 +42,8 @@ class Verdict:
 	ktap: List[str] = field(default_factory=list)
 
 
-def _collect(test: Any, prefix: str, out: List[str], ok_states: Iterable[str], depth: int = 0) -> None:
+def _collect(test: Any, prefix: str, out: List[str], ok_states: Iterable[str],
+	     depth: int = 0) -> None:
 	"""Failed leaves as `suite.case: STATUS`, a parameter as
 	`suite.case/param: STATUS` (results.Case.row's spelling)."""
 	unreported = 0

@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 from dataclasses import asdict, dataclass, field, fields
@@ -52,7 +53,7 @@ def git(repo: Path, *args: str, check: bool = True, env: Optional[Dict[str, str]
 	proc = subprocess.run(['git'] + opts + ['-C', str(repo)] + list(args), capture_output=True,
 			      text=True, env=git_env(env), input=input)
 	if check and proc.returncode != 0:
-		raise UserError(f'git {" ".join(args)} failed in {repo}:\n'
+		raise UserError(f'git {shlex.join(args)} failed in {repo}:\n'
 				+ (proc.stderr or proc.stdout).strip())
 	return proc
 
