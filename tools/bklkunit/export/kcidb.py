@@ -107,7 +107,10 @@ def check_origin(origin: str) -> None:
 def kcidb_document(rdir: Path, summary: Dict[str, Any], runs: List[ArchRun],
 		   origin: str = DEFAULT_ORIGIN, patch_dir: Path = paths.PATCH_DIR) -> Dict[str, Any]:
 	check_origin(origin)
-	run_id = _run_id(rdir, json.dumps(summary, sort_keys=True))
+	# (Without "format": the ids of a run do not change with the version
+	# of summary.json that records it.)
+	run_id = _run_id(rdir, json.dumps({k: v for k, v in summary.items() if k != 'format'},
+					  sort_keys=True))
 	checkout_id = f'{origin}:{checkout_key(summary) or run_id}'
 	series = str(summary.get('series', '') or '')
 	patches = _patches(summary, patch_dir) if series == 'applied' else None
