@@ -73,8 +73,12 @@ def write_bytes(path: Union[str, 'os.PathLike[str]'], data: bytes) -> None:
 		tmp = ''
 	except OSError as e:
 		what = e.strerror or str(e)
+		try:
+			before = path.exists()
+		except OSError:
+			before = True
 		raise WriteError(f'{path}: not written ({what}); '
-				 + ('the file there before is unchanged' if path.exists()
+				 + ('the file there before is unchanged' if before
 				    else 'no file was there before')) from e
 	finally:
 		if tmp:
