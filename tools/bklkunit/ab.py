@@ -55,7 +55,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
-from . import baseline, commitmsg, deps, kunit_tool, paths, profiles, progress, run, rundir, tree
+from . import (atomic, baseline, commitmsg, deps, kunit_tool, paths, profiles, progress, run,
+	       rundir, tree)
 from .baseline import BAD, FLAKY, MISSING, PASS, SKIP
 from .errors import UserError
 from .plan import RunOptions, kunitconfigs
@@ -180,7 +181,8 @@ def tests_commit(main: Path, wt: Path, pristine: str) -> Tuple[str, List[Dict[st
 			left.append({'commit': sha, 'subject': subject, 'why': LEFT_CONFLICT})
 	head = tree.git(wt, 'rev-parse', 'HEAD').stdout.strip()
 	tree.git(main, 'update-ref', A_REF, head)
-	state.write_text(json.dumps({'key': key, 'commit': head, 'left_out': left}, indent=1) + '\n')
+	atomic.write_text(state, json.dumps({'key': key, 'commit': head, 'left_out': left}, indent=1)
+			  + '\n')
 	return head, left
 
 
@@ -258,7 +260,7 @@ def a_fragments(fragments: Sequence[Path], why: Callable[[str], Optional[str]],
 			continue
 		dest.mkdir(parents=True, exist_ok=True)
 		copy_ = dest / f'{n:02d}-{Path(frag).name.lstrip(".")}'
-		copy_.write_text(f'# {frag}, for the pristine tree (kunit.py ab)\n' + text)
+		atomic.write_text(copy_, f'# {frag}, for the pristine tree (kunit.py ab)\n' + text)
 		out.append(copy_)
 		dropped += [{'option': o, 'fragment': str(frag), 'why': r} for o, r in gone]
 	return out, dropped
@@ -569,6 +571,11 @@ def _main(args: argparse.Namespace, arches: List[str], cache: Path,
 	a_info: Dict[str, Any] = {'tree': str(a_tree), 'kernel_version': info.get('kernel_version'),
 		  'debian_version': info.get('debian_version'), 'series': on_a,
 		  'series_hash': '', 'head': commit, 'a_side': mode, 'left_out': left_out}
+	# What each side is to do, before it does any (as run's run.json): an
+	# ab stopped half-way leaves two results directories that report,
+	# compare and baseline read as far as they went.
+	for side, side_info in (('a', a_info), ('b', info)):
+		rundir.write_plan(rdir / side, side_info, arches, prof.name, args.filter_glob, started)
 	options = RunOptions.from_args(args)
 
 	def one(arch: str, opts: RunOptions) -> ArchAB:
@@ -643,7 +650,7 @@ def _main(args: argparse.Namespace, arches: List[str], cache: Path,
 	       'regressed': sum(x.regressed for x in results),
 	       'problems': problems,
 	       'exit': rc}
-	(rdir / 'ab.json').write_text(json.dumps(doc, indent=1) + '\n')
+	atomic.write_text(rdir / 'ab.json', json.dumps(doc, indent=1) + '\n')
 	if not args.results_dir:
 		run.set_latest(cache, rdir)
 	print(f'\nResults: {rdir} (ab.json; a/ and b/ are results directories of their own)')

@@ -34,9 +34,9 @@ import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, TextIO, Tuple, cast
 
-from . import paths, rundir
+from . import atomic, paths, rundir
 from .errors import UserError
 from . import results
 from .results import MISS, RAN_TO_THE_END, RECORDED, ArchStatus, Recorded, Suite
@@ -226,16 +226,28 @@ def load_baseline(bdir: Path, arch: str) -> Optional[Dict[str, Any]]:
 	problem = baseline_problem(doc, arch)
 	if problem:
 		raise UserError(f'{p}: not a baseline ({problem})')
-	return doc
+	return cast(Dict[str, Any], doc)
 
 
 def baseline_problem(doc: Any, arch: str) -> str:
 	"""What makes a loaded baseline unusable, or ''."""
 	if not isinstance(doc, dict) or not isinstance(doc.get('cases'), dict):
 		return 'no "cases"'
+	v = doc.get('format', FORMAT)
+	if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+		return f'"format" is not a version number ({v!r})'
+	if v > FORMAT:
+		return f'format {v}, written by a newer kunit.py (this one reads format {FORMAT} and older)'
 	bad = [k for k, v in doc['cases'].items() if not isinstance(v, str)]
 	if bad:
 		return f'case {bad[0]} has no status text'
+	known = [r.value for r in Recorded]
+	bad = [k for k, v in doc['cases'].items() if v not in known]
+	if bad:
+		return (f'case {bad[0]}: unknown status {doc["cases"][bad[0]]!r} '
+			f'(known: {", ".join(known)})')
+	if doc.get('status') is not None and doc['status'] not in rundir.STATUSES:
+		return f'unknown arch status {doc["status"]!r}'
 	if not isinstance(doc.get('environment', {}) or {}, dict):
 		return '"environment" is not an object'
 	if doc.get('arch') is not None and doc['arch'] != arch:
@@ -264,14 +276,19 @@ def write_baselines(rdir: Path, kernel_tree: Path, bdir: Optional[Path],
 		raise UserError('not recording baselines from damaged results in '
 				f'{rdir}: ' + '; '.join(f'{a.arch}: {a.damaged}' for a in damaged),
 				exit_code=1)
+	died = {rundir.entry_dir(e) for e in summary.get('arches', []) if e.get('died')}
 	for a in results:
 		if arches and a.arch not in arches:
+			continue
+		if a.name in died:
+			skipped.append(f'{a.name}: the run ended before it had a verdict ({a.status}); '
+				       'baseline not recorded')
 			continue
 		if not a.cases:
 			skipped.append(f'{a.name}: no case results ({a.status}); baseline not recorded')
 			continue
 		p = baseline_path(dirs.get(a.profile) or default_dir(a.profile), a.arch)
-		paths.write_atomic(p, dumps(baseline_document(a)))
+		atomic.write_text(p, dumps(baseline_document(a)))
 		written.append(p)
 	return written, skipped
 
@@ -450,7 +467,7 @@ def format_comparison(c: Comparison) -> List[str]:
 
 
 def compare(rdir: Path, kernel_tree: Path, bdir: Optional[Path], probe: bool = True,
-	    out=None, show_divergence: bool = True,
+	    out: Optional[TextIO] = None, show_divergence: bool = True,
 	    cache: Optional[Path] = None) -> Tuple[int, List[Comparison], Dict[str, Any]]:
 	"""Print the comparison of a results directory with the baselines (and,
 	unless run printed it already, the cross-arch divergence).
@@ -559,11 +576,17 @@ def check_baseline_dir(named: Optional[str]) -> None:
 				+ ' (record baselines with `./tools/kunit.py baseline`)')
 
 
-def cmd_compare(args: argparse.Namespace) -> int:
+def compare_command(args: argparse.Namespace) -> Tuple[int, List[Comparison], Path]:
+	"""`kunit.py compare` of a command line: (exit status, the comparisons,
+	the results directory)."""
 	check_baseline_dir(args.baseline_dir)
 	rdir = _rdir(args)
 	summary = rundir.load_summary(rdir)
 	ktree = kernel_tree_for(summary, args.tree)
 	named = Path(args.baseline_dir).resolve() if args.baseline_dir else None
-	rc, _, _ = compare(rdir, ktree, named, cache=paths.cache_dir(args.cache_dir))
-	return rc
+	rc, comps, _ = compare(rdir, ktree, named, cache=paths.cache_dir(args.cache_dir))
+	return rc, comps, rdir
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+	return compare_command(args)[0]

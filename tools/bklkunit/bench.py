@@ -36,6 +36,7 @@ import json
 import os
 import platform
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -44,7 +45,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from . import deps, kunit_tool, paths, plan, profiles, tree
+from . import atomic, deps, kunit_tool, paths, plan, profiles, rundir, tree
 from .errors import UserError
 
 ROWS = ('cold', 'warm', 'edit')
@@ -159,7 +160,7 @@ def _execute(cmd: List[str], env: Optional[Dict[str, str]], log: Path) -> int:
 	"""Run cmd with its output in log; the exit status."""
 	log.parent.mkdir(parents=True, exist_ok=True)
 	with open(log, 'w') as f:
-		f.write('$ ' + ' '.join(cmd) + '\n')
+		f.write('$ ' + shlex.join(cmd) + '\n')
 		f.flush()
 		return subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env,
 				      stdin=subprocess.DEVNULL).returncode
@@ -258,7 +259,7 @@ def plain_parts(wall: float, output: str) -> Dict[str, float]:
 	return {'config': cfg, 'build': build, 'exec': exe, 'tool': round(wall - total, 3)}
 
 
-def ours_parts(wall: float, summary: Dict) -> Dict[str, float]:
+def ours_parts(wall: float, summary: Dict[str, Any]) -> Dict[str, float]:
 	"""From our summary.json: setup (deps, tree), build, exec, judge
 	(verdict and kernel reports after each boot), reports (divergence, junit,
 	kcidb, html), other (interpreter start, imports, result files: the rest)."""
@@ -309,11 +310,11 @@ def edited(path: Path, nonce: str) -> Iterator[Dict[str, object]]:
 	info: Dict[str, object] = {'file': str(path),
 				   'sha256': hashlib.sha256(original).hexdigest(),
 				   'appended': edit_text(original, nonce).decode()}
-	path.write_bytes(original + edit_text(original, nonce))
+	atomic.write_bytes(path, original + edit_text(original, nonce))
 	try:
 		yield info
 	finally:
-		path.write_bytes(original)
+		atomic.write_bytes(path, original)
 		info['restored'] = hashlib.sha256(path.read_bytes()).hexdigest() == info['sha256']
 
 
@@ -374,7 +375,7 @@ def run_plain(lay: Layout, arch: str, args: argparse.Namespace, out: Path,
 	output = (out / 'plain.log').read_text(errors='replace')
 	side.parts = plain_parts(wall, output)
 	text = console.read_text(errors='replace') if console.exists() else ''
-	(out / 'plain-console.log').write_text(text)
+	atomic.write_text(out / 'plain-console.log', text)
 	_guest(side, text, output, side.parts.get('exec'))
 	if args.ccache == 'on':
 		side.ccache = _delta(ccache_stats(lay.ccache('plain')), before)
@@ -393,8 +394,8 @@ def run_ours(lay: Layout, arch: str, args: argparse.Namespace, out: Path) -> Sid
 	wall = time.monotonic() - t0
 	side = Side('ours', round(wall, 3), rc, log=str(out / 'ours.log'))
 	try:
-		summary = json.loads((rdir / 'summary.json').read_text())
-	except (OSError, ValueError):
+		summary = rundir.load_summary(rdir)      # checked: its format, its statuses
+	except UserError:
 		summary = {}
 	side.parts = ours_parts(wall, summary) if summary else {}
 	a = (summary.get('arches') or [{}])[0]
@@ -538,11 +539,9 @@ def results_dir(args: argparse.Namespace, lay: Layout) -> Path:
 	return d
 
 
-def write_json(rdir: Path, doc: Dict, rows: List[Row], limit: float) -> None:
+def write_json(rdir: Path, doc: Dict[str, Any], rows: List[Row], limit: float) -> None:
 	doc = dict(doc, rows=[asdict(r) for r in rows], goals=goals(rows, limit))
-	tmp = rdir / 'bench.json.tmp'
-	tmp.write_text(json.dumps(doc, indent=1) + '\n')
-	tmp.replace(rdir / 'bench.json')
+	atomic.write_text(rdir / 'bench.json', json.dumps(doc, indent=1) + '\n')
 
 
 def parse_rows(spec: str) -> List[str]:
@@ -660,5 +659,5 @@ def dry_run(lay: Layout, arches: List[str], rows: List[str], args: argparse.Name
 			for name, cmd in (cmds[::-1] if args.ours_first else cmds):
 				env = (f'CCACHE_DIR={lay.ccache("plain")} ' if name == 'plain' and
 				       args.ccache == 'on' else '')
-				print(f'{name}: {env}' + ' '.join(cmd))
+				print(f'{name}: {env}' + shlex.join(cmd))
 	return 0

@@ -34,6 +34,8 @@ import subprocess
 from pathlib import Path
 from typing import Dict, List, Optional
 
+from . import atomic
+
 VERSION = 1
 STAMP = '.bkl-kunit-build.json'
 # More stray files than this (an in-tree build, say): not worth hashing.
@@ -155,6 +157,4 @@ def record(build_dir: Path, want: Optional[Dict[str, object]]) -> None:
 	out = _output(build_dir)
 	if want is None or out is None:
 		return
-	tmp = build_dir / (STAMP + '.tmp')
-	tmp.write_text(json.dumps({'inputs': want, 'output': out}, indent=1) + '\n')
-	tmp.replace(build_dir / STAMP)
+	atomic.write_text(build_dir / STAMP, json.dumps({'inputs': want, 'output': out}, indent=1) + '\n')

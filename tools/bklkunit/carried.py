@@ -24,7 +24,7 @@ import lzma
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import fixtures
 
@@ -54,7 +54,7 @@ def _ident(name: str) -> str:
 	return 'ufs_img_' + re.sub(r'[^a-z0-9]', '_', name)
 
 
-def _file_sectors(buf, label) -> Dict[int, Tuple[str, int, int]]:
+def _file_sectors(buf: bytes, label: Any) -> Dict[int, Tuple[str, int, int]]:
 	"""disk sector -> (path, file sector, file size) for the label's files."""
 	fs = fixtures.Ufs(buf)
 	out: Dict[int, Tuple[str, int, int]] = {}
@@ -260,7 +260,7 @@ def parse_c(text: str) -> List[Carried]:
 
 
 def derive_set(images: Sequence['fixtures.Image'],
-	       recipe=fixtures.RECIPE) -> List[Carried]:
+	       recipe: Any = fixtures.RECIPE) -> List[Carried]:
 	"""The carried form of a fixture set, in its order; a corrupted copy is
 	carried as its differences from the image the recipe made it from."""
 	source = {s.name: s.source for s in fixtures.load_recipe(recipe)[0]}

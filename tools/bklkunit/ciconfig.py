@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Sequence, Tuple
 
-from . import paths, profiles, seriesplan, tree
+from . import atomic, paths, profiles, seriesplan, tree
 from .errors import UserError
 
 FILE = paths.REPO / '.gitlab-ci.yml'
@@ -338,7 +338,7 @@ def cmd(args: argparse.Namespace) -> int:
 		print(f'{FILE}: up to date ({len(pl.jobs())} jobs)')
 		return 0
 	if args.output:
-		paths.write_atomic(Path(args.output), text)
+		atomic.write_text(Path(args.output), text)
 		print(f'{args.output}: {len(pl.jobs())} jobs: {", ".join(pl.jobs())}')
 	else:
 		print(text, end='')

@@ -2,20 +2,51 @@
 """Argument parsing and the verbs; the work is done in the other modules."""
 
 import argparse
+import contextlib
+import io
 import json
-import shutil
+import os
 import signal
 import subprocess
 import sys
 import threading
 import traceback
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import (ab, baseline, bench, ciconfig, deps, export, fixturecmd, mail, merge, mutate, paths,
-	       progress, run, rundir, selftest, seriescheck, tree)
+from . import (VERSION, ab, baseline, bench, ciconfig, clean, deps, export, fixturecmd, jsonout,
+	       mail, merge, mutate, paths, progress, run, rundir, selftest, seriescheck, tree)
+from .baseline import Comparison
 from .errors import UserError
 from .results import ArchRun
+
+DESCRIPTION = """\
+Build Debian's linux-source-6.12 with the BKL end-game KUnit series and
+boot it on x86_64, i386, arm and arm64 in QEMU through the tree's own
+kunit_tool: KTAP, JSON, JUnit, KCIDB and HTML results, checked against
+baselines.
+
+The main command, `run`, builds and boots all four arches: about 50
+minutes cold on 2 cores (a rerun with nothing changed takes seconds).
+Start with one arch: `./tools/kunit.py run --arch=x86_64` (about 10
+minutes cold)."""
+
+EPILOG = """\
+`kunit.py VERB --help` gives a verb's options.  docs/design.md has the
+design, docs/results.md how to read results (and the --json shape)."""
+
+# run's (and ab's) options in groups for `run --help`; an option of run
+# that no group names fails tools/tests/test_cli.py.
+RUN_GROUPS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
+	('what to run', ('--arch', '--profile', '--tree', '--apply-series', '--a-side')),
+	('the build', ('--jobs', '--parallel', '--kunitconfig', '--kconfig-add', '--no-ccache',
+		       '--ccache-dir', '--build-dir', '--always-build')),
+	('the guest', ('--timeout', '--suite-timeout', '--smp', '--qemu-args', '--rerun-failures',
+		       '--no-crash-rerun')),
+	('results', ('--results-dir', '--compare', '--baseline-dir', '--json')),
+	('output', ('-v', '--progress-interval')),
+	('cache and packages', ('--cache-dir', '--no-install')),
+)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -68,6 +99,11 @@ def cmd_deps(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+	return report(args)[0]
+
+
+def report(args: argparse.Namespace) -> Tuple[int, Path, Dict[str, Path]]:
+	"""`kunit.py report`: (exit status, the results directory, what was written)."""
 	if args.results_dir:
 		rdir = Path(args.results_dir)
 	else:
@@ -83,27 +119,75 @@ def cmd_report(args: argparse.Namespace) -> int:
 	written = export.write_reports(rdir, ktree, args.origin, runs_out=runs)
 	for p in written.values():
 		print(p)
+	if summary.get('complete') is False:
+		print(f'kunit.py report: {rdir}: the run ended before its summary.json; read from '
+		      f'{rundir.PLAN} and its verdicts: '
+		      + ', '.join(f'{e["arch"]} {e["status"]}' for e in summary['arches']),
+		      file=sys.stderr)
 	damaged = [r for r in runs if r.disagreement]
 	for r in damaged:
 		print(f'kunit.py report: {r.arch}: {r.disagreement}; reported as {r.status}',
 		      file=sys.stderr)
-	return 1 if damaged else 0
+	return (1 if damaged else 0), rdir, written
 
 
 def cmd_clean(args: argparse.Namespace) -> int:
-	cache = paths.cache_dir(args.cache_dir)
-	targets = ([cache] if args.all else
-		   [cache / 'build', cache / 'pristine' / 'build', cache / 'results'])
-	for t in targets:
-		if t.exists():
-			print(f'Removing {t}')
-			shutil.rmtree(t)
+	clean.clean(paths.cache_dir(args.cache_dir), everything=args.all)
 	return 0
 
 
+def version_line() -> str:
+	"""What --version prints: the tool's version, the checkout's commit
+	when it is a git checkout, and the formats it writes."""
+	try:
+		proc = subprocess.run(['git', '-C', str(paths.REPO), 'describe', '--always', '--dirty'],
+				      capture_output=True, text=True, timeout=20)
+		commit = proc.stdout.strip() if proc.returncode == 0 else ''
+	except (OSError, subprocess.SubprocessError):
+		commit = ''
+	return (f'kunit.py {VERSION}' + (f' (git {commit})' if commit else '')
+		+ f'; results format {rundir.FORMAT}, --json format {jsonout.FORMAT}')
+
+
+class _Version(argparse.Action):
+	"""--version: version_line() (git is asked only when it is given)."""
+
+	def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+		     **kw: Any) -> None:
+		super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+				 help='print the version and the result formats, then exit')
+
+	def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+		     values: Any, option_string: Optional[str] = None) -> None:
+		print(version_line())
+		parser.exit()
+
+
+def group_options(p: argparse.ArgumentParser,
+		  groups: Sequence[Tuple[str, Sequence[str]]]) -> None:
+	"""Move p's options into titled groups for its --help (argparse has
+	no public way to regroup options another module added)."""
+	for title, options in groups:
+		g = p.add_argument_group(title)
+		for action in list(p._actions):
+			if action.option_strings and action.option_strings[0] in options:
+				for old in p._action_groups:
+					if action in old._group_actions and old is not g:
+						old._group_actions.remove(action)
+				g._group_actions.append(action)
+
+
+def _json_option(p: argparse.ArgumentParser) -> None:
+	p.add_argument('--json', action='store_true',
+		       help='print one JSON document on stdout (its shape: docs/results.md, '
+			    '"JSON for scripts"), everything else on stderr')
+
+
 def build_parser() -> argparse.ArgumentParser:
-	parser = argparse.ArgumentParser(prog='kunit.py', description=__doc__)
-	sub = parser.add_subparsers(dest='command', required=True)
+	parser = argparse.ArgumentParser(prog='kunit.py', description=DESCRIPTION, epilog=EPILOG,
+					 formatter_class=argparse.RawDescriptionHelpFormatter)
+	parser.add_argument('--version', action=_Version)
+	sub = parser.add_subparsers(dest='command', required=True, title='verbs', metavar='VERB')
 
 	p = sub.add_parser('prepare', help='unpack the distro tree and apply the series')
 	_common(p)
@@ -120,9 +204,12 @@ def build_parser() -> argparse.ArgumentParser:
 			    'subsystem, and the stable requests, into DIR (docs/mail.md)')
 	p.set_defaults(func=cmd_export)
 
-	p = sub.add_parser('run', help='build and run the suites on each arch')
+	p = sub.add_parser('run', help='build and run the suites on each arch (all four cold: '
+			   '~50 min on 2 cores; start with --arch=x86_64)')
 	_common(p)
 	run.add_arguments(p)
+	_json_option(p)
+	group_options(p, RUN_GROUPS)
 	p.set_defaults(func=cmd_run)
 
 	p = sub.add_parser('ab', help='build and run each arch from the pristine tree (A) and '
@@ -130,6 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
 			   'series; exit 1 only on a regression or a side that did not build or boot')
 	_common(p)
 	ab.add_arguments(p)
+	group_options(p, RUN_GROUPS)
 	p.set_defaults(func=cmd_ab)
 
 	p = sub.add_parser('bench', help='plain kunit.py and our run side by side: cold, warm '
@@ -176,6 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
 	p.add_argument('--tree', default=None,
 		       help='kernel tree whose kunit_parser reads the consoles '
 			    '(default: the tree in summary.json)')
+	_json_option(p)
 	p.set_defaults(func=cmd_report)
 
 	p = sub.add_parser('baseline', help='record per-case results of a run as '
@@ -188,6 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
 			   'against the baselines; exit 1 only on a regression')
 	_common(p)
 	baseline.add_arguments(p, 'compare')
+	_json_option(p)
 	p.set_defaults(func=baseline.cmd_compare)
 
 	p = sub.add_parser('merge', help='the results directories of many jobs (run, check-series; '
@@ -208,12 +298,15 @@ def build_parser() -> argparse.ArgumentParser:
 	p.add_argument('--all', action='store_true', help='remove the whole cache')
 	p.set_defaults(func=cmd_clean)
 
-	for p in sub.choices.values():
+	helps = {a.dest: a.help for a in sub._choices_actions}
+	for name, p in sub.choices.items():
 		# Every verb: -v shows the traceback of an error (run, ab and
 		# check-series also stream all output with it).
 		if '-v' not in p._option_string_actions:
 			p.add_argument('-v', '--verbose', action='store_true',
 				       help='on an error, also show its traceback')
+		if p.description is None:
+			p.description = helps.get(name)
 	return parser
 
 
@@ -246,8 +339,14 @@ def main(argv: Optional[List[str]] = None) -> int:
 		for sig in (signal.SIGTERM, signal.SIGHUP):
 			if signal.getsignal(sig) == signal.SIG_DFL:
 				handled[sig] = signal.signal(sig, _terminated)
+	if getattr(args, 'json', False):
+		try:
+			return _with_json(args, verbose)
+		finally:
+			for sig, was in handled.items():
+				signal.signal(sig, was)
 	try:
-		return args.func(args)
+		return int(args.func(args))
 	except UserError as e:
 		if verbose:
 			traceback.print_exc()
@@ -273,3 +372,78 @@ def main(argv: Optional[List[str]] = None) -> int:
 	finally:
 		for sig, was in handled.items():
 			signal.signal(sig, was)
+
+
+def _json_verb(args: argparse.Namespace) -> Tuple[int, Optional[Path], Optional[Dict[str, Path]],
+						  Optional[List[Comparison]]]:
+	"""Run a --json verb: (exit status, its results directory, the reports
+	written, the comparisons)."""
+	if args.command == 'report':
+		rc, reported, written = report(args)
+		return rc, reported, written, None
+	if args.command == 'compare':
+		rc, compared, where = baseline.compare_command(args)
+		return rc, where, None, compared
+	try:
+		rc = run.main(args)
+	finally:
+		got = getattr(args, 'results_dir_used', None)
+		args.json_rdir = Path(got) if got else None
+	rdir = args.json_rdir
+	written = {n: rdir / n for n in ('junit.xml', 'kcidb.json', 'index.html')
+		   if rdir and (rdir / n).is_file()}
+	comps = None
+	if rdir and args.compare and (rdir / 'summary.json').is_file():
+		summary = rundir.load_summary(rdir)
+		prof = str(summary.get('profile') or 'default')
+		bdir = (Path(args.baseline_dir).resolve() if args.baseline_dir
+			else baseline.default_dir(prof))
+		_, comps, _ = baseline.compare(rdir, baseline.kernel_tree_for(summary, args.tree), bdir,
+					       out=io.StringIO(), show_divergence=False)
+	return rc, rdir, written, comps
+
+
+def _with_json(args: argparse.Namespace, verbose: bool) -> int:
+	"""A verb with --json: what it prints goes to stderr, then its
+	jsonout.document on stdout, whatever happened (an error: its line on
+	stderr as without --json, and in "error")."""
+	out = sys.stdout
+	# The commands it starts (apt-get, git, ...) write to file descriptor
+	# 1: that is stderr too until the document is written.
+	sys.stdout.flush()
+	saved = os.dup(1)
+	os.dup2(2, 1)
+	try:
+		with contextlib.redirect_stdout(sys.stderr):
+			doc = _json_document(args, verbose)
+	finally:
+		sys.stderr.flush()
+		os.dup2(saved, 1)
+		os.close(saved)
+	out.write(json.dumps(doc, indent=1) + '\n')
+	out.flush()
+	return int(doc['exit_status'])
+
+
+def _json_document(args: argparse.Namespace, verbose: bool) -> Dict[str, Any]:
+	rdir: Optional[Path] = None
+	written: Optional[Dict[str, Path]] = None
+	comps: Optional[List[Comparison]] = None
+	error: Optional[str] = None
+	try:
+		rc, rdir, written, comps = _json_verb(args)
+	except UserError as e:
+		rc, error = e.exit_code, str(e).split('\n')[0]
+	except EXPECTED as e:
+		rc, error = 2, _error_line(e).replace('\n', ' ')
+	except KeyboardInterrupt:
+		rc, error = 130, 'interrupted'
+	except Exception as e:  # a bug: still one line, the traceback with -v
+		if verbose:
+			traceback.print_exc()
+		rc, error = 1, f'internal error: {type(e).__name__}: {_error_line(e)}'.replace('\n', ' ')
+	if error:
+		print(f'kunit.py {args.command}: error: {error}', file=sys.stderr)
+	if rdir is None:
+		rdir = getattr(args, 'json_rdir', None)
+	return jsonout.document(args.command, rc, rdir, error, written, comps)

@@ -20,7 +20,7 @@ while a case ran fails it (kernel_reports.py).
 import re
 import textwrap
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import kernel_reports, kunit_tool
 from .results import ERROR, FAIL, MISS, PASS, SKIP, Case, Suite
@@ -53,7 +53,7 @@ class _Reader:
 		self.parsed, self.marks = parsed, parsed.marks
 		self.stamps, self.stopped = stamps, stopped
 
-	def placeholder(self, t) -> bool:
+	def placeholder(self, t: Any) -> bool:
 		"""A Test the parser made up for a subtest its plan announced."""
 		return (not t.subtests and id(t) not in self.marks.header
 			and id(t) not in self.marks.result)
@@ -64,21 +64,21 @@ class _Reader:
 		d = self.stamps[end] - self.stamps[start]
 		return round(d, 6) if d >= 0 else None
 
-	def first_line(self, t) -> Optional[int]:
+	def first_line(self, t: Any) -> Optional[int]:
 		"""The console line a Test's time counts from: its header, else the
 		line it began after."""
 		return self.marks.header.get(id(t), self.marks.start.get(id(t)))
 
-	def span(self, t) -> Optional[float]:
+	def span(self, t: Any) -> Optional[float]:
 		end = self.marks.result.get(id(t), (None, ''))[0]
 		return self.duration(self.first_line(t), end)
 
-	def clock(self, t) -> Optional[float]:
+	def clock(self, t: Any) -> Optional[float]:
 		"""The printk time its duration counts from (None without one)."""
 		n = self.first_line(t)
 		return self.stamps.get(n) if n is not None else None
 
-	def leaf(self, t, suite: str, name: str, params: Tuple[str, ...]) -> Case:
+	def leaf(self, t: Any, suite: str, name: str, params: Tuple[str, ...]) -> Case:
 		c = Case(suite, name, params, diagnostics=_dedent(t.log), duration=self.span(t),
 			 clock=self.clock(t))
 		start = self.marks.start.get(id(t))
@@ -106,7 +106,7 @@ class _Reader:
 			c.message = f'kunit_parser: {t.status.name}'
 		return c
 
-	def case(self, t, suite: str, params: Tuple[str, ...], out: List[Case]) -> None:
+	def case(self, t: Any, suite: str, params: Tuple[str, ...], out: List[Case]) -> None:
 		"""A case and, when it is parameterised, one row per parameter."""
 		name = params[0] if params else t.name
 		if not t.subtests:
@@ -129,7 +129,7 @@ class _Reader:
 			c.running = True
 			out.append(c)
 
-	def suite(self, t) -> Suite:
+	def suite(self, t: Any) -> Suite:
 		s = Suite(t.name, duration=self.span(t), clock=self.clock(t))
 		if not t.subtests and id(t) not in self.marks.header:
 			# "not ok N suite" alone: its suite_init failed (Linux prints
@@ -168,7 +168,7 @@ class _Reader:
 					break
 		return s
 
-	def document(self, doc, k: int) -> List[Suite]:
+	def document(self, doc: Any, k: int) -> List[Suite]:
 		out = []
 		for n, t in enumerate(doc.subtests, 1):
 			if self.placeholder(t):
@@ -195,7 +195,8 @@ def parse_console(kernel_tree: Path, lines: Sequence[str], stopped: str = '',
 
 def read_console(kernel_tree: Path, lines: Sequence[str], stopped: str = '',
 		 attribute: bool = True,
-		 parsed: Optional[kunit_tool.Documents] = None) -> Tuple[List[Suite], list]:
+		 parsed: Optional[kunit_tool.Documents] = None
+		 ) -> Tuple[List[Suite], List[kernel_reports.Report]]:
 	"""parse_console, and the kernel reports that belong to no case."""
 	lines = [l.rstrip('\r\n') for l in lines]
 	if parsed is None:
@@ -204,7 +205,7 @@ def read_console(kernel_tree: Path, lines: Sequence[str], stopped: str = '',
 	suites: List[Suite] = []
 	for k, doc in enumerate(parsed.docs, 1):
 		suites.extend(reader.document(doc, k))
-	strays: list = []
+	strays: List[kernel_reports.Report] = []
 	if attribute:
 		_, strays = kernel_reports.attach(suites, kernel_reports.find(lines), kernel_reports.ktap_start(lines))
 	return suites, strays

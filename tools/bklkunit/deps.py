@@ -2,6 +2,7 @@
 """Debian packages: what is missing, and installing it when permitted."""
 
 import os
+import shlex
 import subprocess
 from typing import Iterable, List
 
@@ -24,7 +25,7 @@ TEST_PACKAGES = ['python3-pytest', 'python3-jsonschema', 'python3-yaml', 'mypy',
 		 'chromium'] + CHECK_PACKAGES
 
 
-def dpkg_query(args: List[str]) -> subprocess.CompletedProcess:
+def dpkg_query(args: List[str]) -> subprocess.CompletedProcess[str]:
 	"""dpkg-query with these arguments; a UserError when it cannot be run."""
 	try:
 		return subprocess.run(['dpkg-query'] + args, capture_output=True, text=True)
@@ -59,7 +60,7 @@ def ensure(packages: Iterable[str], allow_install: bool = True) -> None:
 	cmd = install_command(need)
 	if not allow_install or os.geteuid() != 0:
 		raise UserError('missing Debian packages: ' + ' '.join(need) +
-				'\n  install them with:  sudo ' + ' '.join(cmd) +
+				'\n  install them with:  sudo ' + shlex.join(cmd) +
 				'\n  (or run as root without --no-install)')
 	print('Installing missing Debian packages: ' + ' '.join(need), flush=True)
 	env = dict(os.environ, DEBIAN_FRONTEND='noninteractive')

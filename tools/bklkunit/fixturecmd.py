@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import List, Optional
 
-from . import carried, fixtures, paths, tree
+from . import atomic, carried, fixtures, paths, tree
 from .errors import UserError
 
 
@@ -66,10 +66,7 @@ def cmd(args: argparse.Namespace) -> int:
 		out = _c_file(cache, args.emit_c)
 		text = carried.emit_c(carried.derive_set(images, recipe),
 				      fixtures.makefs_version() or 'unknown')
-		try:
-			out.write_text(text)
-		except OSError as e:
-			raise UserError(f'cannot write {out}: {e.strerror}')
+		atomic.write_text(out, text)
 		print(f'Wrote {out}: {text.count(chr(10))} lines, {len(text)} bytes')
 		for name, lines, size in carried.costs(text):
 			print(f'  {name:<20} {lines:>5} lines {size:>7} bytes')

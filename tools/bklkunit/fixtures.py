@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import struct
 import subprocess
@@ -30,7 +31,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union, cast
 
 from . import deps, paths
 from .errors import UserError
@@ -38,6 +39,8 @@ from .errors import UserError
 RECIPE = paths.KUNIT_DIR / 'fixtures' / 'ufs.json'
 # Bump when anything that shapes the images changes (content, label, corruptions).
 GENERATOR_VERSION = 3
+# An image, or a part of one, in memory.
+Buf = Union[bytes, bytearray]
 PACKAGE = 'makefs'
 MANIFEST = 'manifest.json'
 
@@ -141,7 +144,7 @@ def image_name(ufs_type: str, endian: str, bsize: int, fsize: int) -> str:
 	return name if bsize == 8 * fsize else f'{name}-{fsize}'
 
 
-def _geometry(b, f, where: str) -> Tuple[int, int]:
+def _geometry(b: Any, f: Any, where: str) -> Tuple[int, int]:
 	if not (isinstance(b, int) and isinstance(f, int)) or b <= 0 or f <= 0 \
 	   or b & (b - 1) or f & (f - 1):
 		raise UserError(f'{where}: bsize and fsize must be powers of two, not {b!r}, {f!r}')
@@ -370,7 +373,7 @@ class Ufs:
 	ipg: int
 	fpg: int
 
-	def __init__(self, buf, sblock: Optional[int] = None, check: bool = True):
+	def __init__(self, buf: Buf, sblock: Optional[int] = None, check: bool = True) -> None:
 		self.buf = buf
 		for off in ([sblock] if sblock is not None else SBLOCK_SEARCH):
 			if off + SB['magic'] + 4 > len(buf):
@@ -406,7 +409,7 @@ class Ufs:
 			self.csaddr = self.sb_int('csaddr1')
 			self.sblockloc = off
 		self.ilay = INODE[self.type]
-		self.isize = self.ilay['size']
+		self.isize = int(self.ilay['size'])
 		self.psize = struct.calcsize(self.ilay['ptr'])
 
 	def _check(self) -> None:
@@ -420,7 +423,7 @@ class Ufs:
 			raise UfsError('bad cylinder group sizes')
 
 	def sb_int(self, name: str, fmt: str = 'i') -> int:
-		return struct.unpack_from(self.e + fmt, self.buf, self.sblock + SB[name])[0]
+		return int(struct.unpack_from(self.e + fmt, self.buf, self.sblock + SB[name])[0])
 
 	def free_blocks(self) -> int:
 		"""fs_cstotal.cs_nbfree: whole free blocks."""
@@ -430,7 +433,7 @@ class Ufs:
 		return self.sblock + SB[name]
 
 	def pack(self, fmt: str, offset: int, value: int) -> None:
-		struct.pack_into(self.e + fmt, self.buf, offset, value)
+		struct.pack_into(self.e + fmt, cast(bytearray, self.buf), offset, value)
 
 	# -- layout (fs/ufs/ufs_fs.h: ufs_cgstart, ufs_cgcmin, ufs_inotofsba)
 
@@ -445,7 +448,7 @@ class Ufs:
 		return (self.cgstart(c) + self.cblkno) * self.fsize
 
 	def cg_magic(self, c: int) -> int:
-		return struct.unpack_from(self.e + 'I', self.buf, self.cg_offset(c) + CG_MAGIC_OFF)[0]
+		return int(struct.unpack_from(self.e + 'I', self.buf, self.cg_offset(c) + CG_MAGIC_OFF)[0])
 
 	def inode_offset(self, ino: int) -> int:
 		c, i = divmod(ino, self.ipg)
@@ -468,10 +471,10 @@ class Ufs:
 			offset=off)
 
 	def db_offset(self, ino: int, i: int) -> int:
-		return self.inode_offset(ino) + self.ilay['db'] + i * self.psize
+		return self.inode_offset(ino) + int(self.ilay['db']) + i * self.psize
 
 	def ib_offset(self, ino: int, i: int) -> int:
-		return self.inode_offset(ino) + self.ilay['ib'] + i * self.psize
+		return self.inode_offset(ino) + int(self.ilay['ib']) + i * self.psize
 
 	def frag_bytes(self, addr: int, length: int) -> bytes:
 		off = addr * self.fsize
@@ -483,11 +486,11 @@ class Ufs:
 	def entry(self, block: int, index: int) -> int:
 		"""Pointer `index` of the indirect block at fragment `block`."""
 		raw = self.frag_bytes(block, self.bsize)
-		return struct.unpack_from(self.e + self.ilay['ptr'], raw, index * self.psize)[0]
+		return int(struct.unpack_from(self.e + self.ilay['ptr'], raw, index * self.psize)[0])
 
 	# -- files
 
-	def bmap(self, ino: Inode, lbn: int, meta: Optional[set] = None) -> int:
+	def bmap(self, ino: Inode, lbn: int, meta: Optional[Set[int]] = None) -> int:
 		"""Fragment address of logical block lbn (0: a hole); indirect blocks
 		passed on the way are added to meta."""
 		if lbn < NDADDR:
@@ -508,7 +511,7 @@ class Ufs:
 			lbn -= span
 		raise UfsError('block beyond the triple indirect range')
 
-	def extents(self, ino: Inode, meta: Optional[set] = None) -> List[Tuple[int, int, int]]:
+	def extents(self, ino: Inode, meta: Optional[Set[int]] = None) -> List[Tuple[int, int, int]]:
 		"""(lbn, fragment address, bytes allocated) of every block of the file."""
 		out = []
 		nblk = (ino.size + self.bsize - 1) // self.bsize
@@ -554,7 +557,7 @@ class Ufs:
 		return ino
 
 
-def verify(buf) -> List[str]:
+def verify(buf: Buf) -> List[str]:
 	"""What is wrong with a good or rw image by its own label (empty: nothing).
 
 	Follows every file's on-disk pointers and compares with content() byte for
@@ -595,7 +598,7 @@ def verify(buf) -> List[str]:
 		if ino.size != size:
 			problems.append(f'{path}: size {ino.size}, label says {size}')
 			return
-		meta: set = set()
+		meta: Set[int] = set()
 		try:
 			ext = fs.extents(ino, meta)
 			data = fs.read(ino)
@@ -697,7 +700,7 @@ def _runs(blk: int, frag: int) -> List[int]:
 	return _RUNS[key]
 
 
-def cg_summary(free, ndblk: int, frag: int, contigsumsize: int) -> CgSummary:
+def cg_summary(free: Buf, ndblk: int, frag: int, contigsumsize: int) -> CgSummary:
 	"""What a cylinder group header says about its free-fragment bitmap `free`
 	(bit set: free; bits from ndblk on count as used), derived the way
 	FreeBSD's fsck_ffs (pass 5) derives it."""
@@ -736,7 +739,7 @@ def _has_blocks(node: Inode) -> bool:
 	return fmt in (S_IFREG, S_IFDIR) or (fmt == S_IFLNK and node.blocks != 0)
 
 
-def consistency(buf) -> List[str]:
+def consistency(buf: Buf) -> List[str]:
 	"""What FreeBSD's fsck_ffs would find wrong with the allocation state of a
 	UFS1/UFS2 image (empty: nothing), checked from scratch and independently of
 	how the image was made (docs/fixtures.md, "The consistency check").
@@ -905,9 +908,9 @@ def consistency(buf) -> List[str]:
 		where = f'cylinder group {c}'
 
 		def cg(name: str, fmt: str = 'I') -> int:
-			return struct.unpack_from(e + fmt, buf, off + CG[name])[0]
+			return int(struct.unpack_from(e + fmt, buf, off + CG[name])[0])
 
-		def differ(what: str, have, should) -> None:
+		def differ(what: str, have: Any, should: Any) -> None:
 			if have != should:
 				problems.append(f'{where}: {what} {have}, should be {should}')
 
@@ -1061,7 +1064,7 @@ def corrupt(buf: bytearray, kind: str) -> bytearray:
 # ------------------------------------------------------- moving the superblock
 
 
-def relocate(buf, sblockloc: int, what: str = 'the image') -> bytearray:
+def relocate(buf: Buf, sblockloc: int, what: str = 'the image') -> bytearray:
 	"""A copy of the UFS2 image buf whose superblock is at sblockloc, laid
 	out as newfs lays out a file system with its superblock there
 	(docs/fixtures.md, "The superblock at 65536").
@@ -1095,10 +1098,10 @@ def relocate(buf, sblockloc: int, what: str = 'the image') -> bytearray:
 	cgs = [fs.cg_offset(c) for c in range(fs.ncg)]
 
 	def cg(c: int, name: str) -> int:
-		return struct.unpack_from(e + 'I', buf, cgs[c] + CG[name])[0]
+		return int(struct.unpack_from(e + 'I', buf, cgs[c] + CG[name])[0])
 
-	def bit(bm, i: int) -> int:
-		return bm[i >> 3] >> (i & 7) & 1
+	def bit(bm: Buf, i: int) -> int:
+		return int(bm[i >> 3] >> (i & 7) & 1)
 
 	freemaps = []
 	for c in range(fs.ncg):
@@ -1255,7 +1258,7 @@ def _need_makefs(allow_install: bool) -> Tuple[str, str]:
 			return binary, version
 	raise UserError(f'the UFS fixtures need makefs (Debian package {PACKAGE}), which is '
 			'not installed\n  install it with:  sudo '
-			+ ' '.join(deps.install_command([PACKAGE])))
+			+ shlex.join(deps.install_command([PACKAGE])))
 
 
 def makefs_command(makefs: str, spec: Spec, image: Path, tree: Path) -> List[str]:
@@ -1272,7 +1275,7 @@ def _run_makefs(cmd: List[str]) -> None:
 	proc = subprocess.run(cmd, capture_output=True, text=True)
 	if proc.returncode != 0:
 		tail = '\n'.join((proc.stdout + proc.stderr).splitlines()[-10:])
-		raise UserError(f'makefs failed (exit {proc.returncode}): {" ".join(cmd)}\n{tail}')
+		raise UserError(f'makefs failed (exit {proc.returncode}): {shlex.join(cmd)}\n{tail}')
 
 
 def set_key(recipe_text: str, makefs_ver: str) -> str:
@@ -1283,7 +1286,8 @@ def set_key(recipe_text: str, makefs_ver: str) -> str:
 	return h.hexdigest()[:16]
 
 
-def _write_tree(root: Path, files, dirs) -> None:
+def _write_tree(root: Path, files: Sequence[Tuple[str, int]],
+		dirs: Sequence[Tuple[str, int]]) -> None:
 	root.mkdir(parents=True)
 	chunk = 1 << 20
 	for path, size in files:
@@ -1296,7 +1300,7 @@ def _write_tree(root: Path, files, dirs) -> None:
 			(root / path / f'e{k:04d}').touch()
 
 
-def _sparse_write(path: Path, buf) -> None:
+def _sparse_write(path: Path, buf: Buf) -> None:
 	"""Write buf to path, leaving all-zero 64 KiB runs as holes."""
 	step = 1 << 16
 	zero = bytes(step)
@@ -1311,7 +1315,8 @@ def _sparse_write(path: Path, buf) -> None:
 		fh.truncate()
 
 
-def _finish(spec: Spec, buf: bytearray, files, dirs) -> str:
+def _finish(spec: Spec, buf: bytearray, files: Sequence[Tuple[str, int]],
+	    dirs: Sequence[Tuple[str, int]]) -> str:
 	"""Check what makefs made, then write the label into bytes 0..8191."""
 	if any(buf[:LABEL_SIZE]):
 		raise UserError(f'makefs wrote into bytes 0..{LABEL_SIZE - 1} of {spec.name}; '

@@ -120,7 +120,7 @@ def find(lines: Sequence[str]) -> List[Report]:
 	return out
 
 
-def _span(c, last_end: int) -> Optional[Tuple[int, float]]:
+def _span(c: Any, last_end: int) -> Optional[Tuple[int, float]]:
 	"""(start, end) console lines of a case, exclusive; end inf for a case
 	that was running when the guest stopped."""
 	if c.span is not None:
@@ -141,7 +141,7 @@ def expected_kind(row: str, kind: str) -> bool:
 	return kind in EXPECTED_KINDS.get(row.split('.', 1)[0], ())
 
 
-def attach(suites, found: List[Report],
+def attach(suites: Any, found: List[Report],
 	   first_ktap: int = 0) -> Tuple[List[Tuple[Any, str]], List[Report]]:
 	"""Give each report to its case (results.Case, changed in place).
 	first_ktap: where KTAP starts (a case that crashed before any result

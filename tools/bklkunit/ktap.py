@@ -10,7 +10,7 @@ verdict the runner reports.
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, List, Optional
+from typing import Any, Iterable, List, Optional
 
 from . import kunit_tool
 from .results import ArchStatus
@@ -42,7 +42,8 @@ class Verdict:
 	ktap: List[str] = field(default_factory=list)
 
 
-def _collect(test, prefix: str, out: List[str], ok_states: Iterable[str], depth: int = 0) -> None:
+def _collect(test: Any, prefix: str, out: List[str], ok_states: Iterable[str],
+	     depth: int = 0) -> None:
 	"""Failed leaves as `suite.case: STATUS`, a parameter as
 	`suite.case/param: STATUS` (results.Case.row's spelling)."""
 	unreported = 0

@@ -47,7 +47,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple, cast
 
 # ------------------------------------------------------------ kunit.py's text
 
@@ -221,7 +221,7 @@ def _recording_stream(kp: ModuleType, pairs: List[Tuple[int, str]]) -> Any:
 	ParserStuck where the parser cannot go on.  What the parser gets from
 	it is what the plain LineStream gives."""
 
-	class Recording(kp.LineStream):  # type: ignore[name-defined]
+	class Recording(kp.LineStream):  # type: ignore[name-defined, misc]
 		def __init__(self) -> None:
 			super().__init__(iter(pairs))
 			self.popped: List[Tuple[int, str]] = []
@@ -309,7 +309,7 @@ class _Walk:
 		if not m:
 			return None
 		skip = self.kp.TEST_RESULT_SKIP.match(line)
-		return skip.group(4) if skip else m.group(4)
+		return cast(Optional[str], skip.group(4) if skip else m.group(4))
 
 	def _body(self, test: Any) -> None:
 		"""After the header lines: diagnostics, the plan, the subtests."""
@@ -409,7 +409,7 @@ class Documents:
 	def skip_reason(self, result_line: str) -> str:
 		"""The reason of an 'ok N name # SKIP reason' line."""
 		m = self.parser.TEST_RESULT_SKIP.match(result_line)
-		return m.group(5).strip() if m else ''
+		return cast(str, m.group(5)).strip() if m else ''
 
 
 def read_documents(kp: ModuleType, stream: Any, docs: List[Any],

@@ -15,6 +15,7 @@ where it includes the helpers' headers.  `check()` is check-series'
 docs/mail.md.
 """
 
+import argparse
 import configparser
 import re
 import shutil
@@ -24,9 +25,9 @@ import textwrap
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
-from . import commitmsg, paths, tree
+from . import atomic, commitmsg, paths, tree
 from .errors import UserError
 
 STABLE = 'stable@vger.kernel.org'
@@ -418,7 +419,7 @@ def first_includes(patches: Sequence[Path],
 	"""(patch, headers) for each patch that is the first of @patches to
 	include one of @headers, in series order; a patch's headers in the
 	headers' order."""
-	seen: set = set()
+	seen: Set[str] = set()
 	out: List[Tuple[Path, List[str]]] = []
 	for p in patches:
 		new = [h for h in included([p], headers) if h not in seen]
@@ -772,10 +773,10 @@ def make_mail(cache: Path, outdir: Path, patches: Optional[Sequence[Path]] = Non
 				if i and cc_stable(text):
 					extra = stable_cc
 					any_stable = True
-				f.write_text(set_headers(text, ms.to, without(ms.cc + extra, ms.to)))
+				atomic.write_text(f, set_headers(text, ms.to, without(ms.cc + extra, ms.to)))
 			if any_stable and stable_cc:
-				ms.files[0].write_text(set_headers(ms.files[0].read_text(), ms.to,
-								   without(ms.cc + stable_cc, ms.to)))
+				atomic.write_text(ms.files[0], set_headers(ms.files[0].read_text(), ms.to,
+									   without(ms.cc + stable_cc, ms.to)))
 		# Applies as written: plain git am on the pristine tree, the sets
 		# under it first.
 		by_name = {m.name: m for m in mail_sets}
@@ -799,8 +800,8 @@ def make_mail(cache: Path, outdir: Path, patches: Optional[Sequence[Path]] = Non
 						   by_subject[r.replaces].read_text(errors='replace'))
 				ms = next(m for m in mail_sets if m.name == sub)
 				f = sd / f'{r.id}-{r.for_series}.mbox'
-				f.write_text(request_text(r, sender, without(ms.to, [STABLE]),
-							  set_subjects[sub], by_id))
+				atomic.write_text(f, request_text(r, sender, without(ms.to, [STABLE]),
+								  set_subjects[sub], by_id))
 				written.append(f)
 	finally:
 		shutil.rmtree(work, ignore_errors=True)
@@ -855,7 +856,7 @@ def summary_lines(res: Result) -> List[str]:
 	return out
 
 
-def cmd(args) -> int:
+def cmd(args: argparse.Namespace) -> int:
 	"""`kunit.py export --mail DIR`."""
 	cache = paths.cache_dir(args.cache_dir)
 	outdir = Path(args.mail).expanduser()
@@ -869,7 +870,7 @@ def cmd(args) -> int:
 	return 0
 
 
-def check(ch) -> None:
+def check(ch: Any) -> None:
 	"""check-series' `mail` check, on a seriescheck.Checker: the sets and
 	the requests are written to a temporary directory, every set must
 	apply (make_mail) and pass `git send-email --dry-run`, and every

@@ -21,16 +21,17 @@ writes it, that `report`, `compare` and `baseline` read:
 Refused, with one line and exit status 2, before anything is written: jobs
 of different trees or series (kernel and Debian version, series hash, the
 tree's HEAD: the KCIDB checkout), of different filters, one arch x profile
-in two jobs, a damaged summary.json, run.json or series.json, an OUT that
+in two jobs, a damaged summary.json, run.json or series.json (or one of a newer
+format, or with an unknown status), an OUT that
 exists and is not empty.  A job that died is never a pass: an arch its
-run.json names without a verdict is ERROR, its console (if any) read as
-far as it goes; an arch x profile --expect names that no job has is
+run.json names without a verdict is ERROR when it had started (its
+console, if any, read as far as it goes) and NOT_RUN when the job ended
+before it (rundir.unfinished_entry); an arch x profile --expect names that no job has is
 NOT_RUN; a series job that did not finish is reported as such.  OUT is
 written in a temporary directory beside it and renamed into place.
 """
 
 import argparse
-import json
 import os
 import shutil
 import sys
@@ -40,6 +41,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import export, paths, profiles, rundir, seriesplan, seriesresults, tree
 from .errors import UserError
+from .export import kcidb
 from .results import (DEFAULT_PROFILE, ERROR, FAIL, PASS, SKIP, ArchStatus, parse_time,
 		      slot_name)
 from .seriesresults import SeriesJob
@@ -75,8 +77,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 		       help='kernel tree whose kunit_parser reads the consoles (default: the '
 			    'first tree a job names that is on this machine, else the one prepared '
 			    'in the cache)')
-	p.add_argument('--origin', default=export.DEFAULT_ORIGIN,
-		       help=f'KCIDB origin (default: {export.DEFAULT_ORIGIN})')
+	p.add_argument('--origin', default=kcidb.DEFAULT_ORIGIN,
+		       help=f'KCIDB origin (default: {kcidb.DEFAULT_ORIGIN})')
 
 
 def expected(spec: str) -> List[Tuple[str, str]]:
@@ -98,26 +100,6 @@ def expected(spec: str) -> List[Tuple[str, str]]:
 	return out
 
 
-def _json_object(f: Path) -> Dict[str, Any]:
-	try:
-		doc = json.loads(f.read_text())
-	except OSError as e:
-		raise UserError(f'{f}: cannot read it ({e.strerror})')
-	except ValueError as e:
-		raise UserError(f'{f}: not JSON ({e})')
-	if not isinstance(doc, dict):
-		raise UserError(f'{f}: not an object')
-	return doc
-
-
-def died_entry(arch: str, profile: str, adir: Path) -> Dict[str, Any]:
-	"""An arch a run was to run and has no verdict of: the job ended first."""
-	return {'arch': arch, 'profile': profile, 'status': ArchStatus.ERROR,
-		'reason': (f'the job ended before {arch} had a verdict (killed, out of time, or '
-			   f'the runner died): no {adir.name}/verdict.json; what its logs show is kept'),
-		**dict.fromkeys(COUNTS, 0), 'died': True}
-
-
 def read_job(d: Path) -> Optional[Job]:
 	"""The job a directory holds, None when it holds none."""
 	if (d / 'summary.json').is_file():
@@ -129,25 +111,10 @@ def read_job(d: Path) -> Optional[Job]:
 		job.series = export.series_checks(d, summary)     # a merged directory's
 		return job
 	if (d / rundir.PLAN).is_file():
-		plan = _json_object(d / rundir.PLAN)
-		arches, prof = plan.get('arches'), plan.get('profile') or DEFAULT_PROFILE
-		if (not isinstance(arches, list) or not all(isinstance(a, str) and rundir.ARCH_NAME.fullmatch(a)
-							    for a in arches)
-		    or not isinstance(prof, str)):
-			raise UserError(f'{d / rundir.PLAN}: not what run writes (no list of arches, '
-					'or no profile)')
+		plan = rundir.load_plan(d)             # a UserError naming it when damaged
 		job = Job(d, 'died', plan)
-		for arch in arches:
-			adir = d / arch
-			v: Any = None
-			try:
-				v = json.loads((adir / 'verdict.json').read_text())
-			except (OSError, ValueError):
-				pass
-			if isinstance(v, dict) and v.get('arch') == arch and isinstance(v.get('status'), str):
-				job.entries.append((dict(v, profile=prof), adir))
-			else:
-				job.entries.append((died_entry(arch, prof, adir), adir))
+		for e in rundir.unfinished_entries(d, plan):
+			job.entries.append((e, d / str(e['arch'])))
 		return job
 	if (d / seriesresults.FILE).is_file():
 		s = seriesresults.read_series_job(d / seriesresults.FILE)
@@ -295,12 +262,12 @@ def counts_from_cases(entry: Dict[str, Any], cases: Sequence[Any]) -> None:
 
 
 def merge(out: Path, dirs: Sequence[str], expect_spec: str = '', shards: Optional[str] = None,
-	  named_tree: Optional[str] = None, origin: str = export.DEFAULT_ORIGIN,
+	  named_tree: Optional[str] = None, origin: str = kcidb.DEFAULT_ORIGIN,
 	  cache: Optional[Path] = None) -> Tuple[Dict[str, Any], List[Any], List[str]]:
 	"""Merge the jobs of dirs into out.  Returns (summary, the arches as
 	read, notes)."""
 	out = Path(out).resolve()
-	export.check_origin(origin)
+	kcidb.check_origin(origin)
 	expect = expected(expect_spec)
 	n_shards = 0
 	if shards is not None:

@@ -26,6 +26,7 @@ import argparse
 import base64
 import contextlib
 import enum
+import glob
 import hashlib
 import html
 import json
@@ -38,7 +39,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from . import deps, paths, plan, profiles, progress, run, rundir, tree
+from . import atomic, deps, paths, plan, profiles, progress, run, rundir, tree
 from .console import parse_console
 from .errors import UserError
 from .mutsites import SUBSYSTEMS, Site, discover, mutate_text, select
@@ -49,6 +50,8 @@ from .seriesplan import SKIP_SLOW
 # The profiles lock removal runs in: lockdep (default) and KCSAN.
 MUTATE_PROFILES = (profiles.DEFAULT, 'kcsan')
 JOURNAL_VERSION = 1
+# The version of mutate.json ("version"): --report refuses a newer one.
+RESULTS_VERSION = 1
 TMP_SUFFIX = '.bkl-kunit-mutate.tmp'
 
 
@@ -72,24 +75,6 @@ def journal_path(ktree: Path) -> Path:
 
 def _sha(b: bytes) -> str:
 	return hashlib.sha256(b).hexdigest()
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-	"""path's content replaced in one rename (its mode kept)."""
-	tmp = path.with_name(path.name + TMP_SUFFIX)
-	tmp.write_bytes(data)
-	try:
-		os.chmod(tmp, path.stat().st_mode & 0o7777)
-	except FileNotFoundError:
-		pass
-	os.replace(tmp, path)
-
-
-def _write_text_atomic(path: Path, text: str) -> None:
-	path.parent.mkdir(parents=True, exist_ok=True)
-	tmp = path.with_name(f'.{path.name}.{os.getpid()}.tmp')
-	tmp.write_text(text)
-	os.replace(tmp, path)
 
 
 @contextlib.contextmanager
@@ -121,6 +106,9 @@ def recover(ktree: Path) -> str:
 	except (OSError, ValueError) as e:
 		raise UserError(f'{jp}: the mutate journal cannot be read ({e}); check the work '
 				'tree with `git status`, then delete it')
+	if not isinstance(j, dict) or j.get('version') != JOURNAL_VERSION:
+		raise UserError(f'{jp}: not a mutate journal of version {JOURNAL_VERSION} (a newer '
+				'kunit.py\'s?); check the work tree with `git status`, then delete it')
 	try:
 		where = Path(j['tree']) / j['file']
 		original = base64.b64decode(j['original'])
@@ -133,9 +121,12 @@ def recover(ktree: Path) -> str:
 	if _sha(original) != want_orig:
 		raise UserError(f'{jp}: its original content does not match its own hash')
 	with _signals_held():
-		tmp = where.with_name(where.name + TMP_SUFFIX)
-		if tmp.exists():
-			tmp.unlink()
+		# What a mutate killed in the middle of a write left (atomic.py's
+		# temporary files; TMP_SUFFIX those of older versions).
+		for tmp in [where.with_name(where.name + TMP_SUFFIX),
+			    *where.parent.glob(f'.{glob.escape(where.name)}.*.tmp')]:
+			if tmp.is_file():
+				tmp.unlink()
 		try:
 			have: Optional[str] = _sha(where.read_bytes())
 		except FileNotFoundError:
@@ -143,7 +134,7 @@ def recover(ktree: Path) -> str:
 		if have == want_orig:
 			done = f'{j["file"]} was already as it was before site {j.get("site")}'
 		elif have in (want_mut, None):
-			_write_atomic(where, original)
+			atomic.write_bytes(where, original)
 			done = f'put back {j["file"]}, left mutated (site {j.get("site")}) by an interrupted mutate'
 		else:
 			raise UserError(f'{where} was left mutated by an interrupted mutate (site '
@@ -169,15 +160,15 @@ def apply(ktree: Path, site: Site) -> Tuple[Path, bytes, List[int]]:
 		   'original_sha256': _sha(original), 'mutated_sha256': _sha(new),
 		   'original': base64.b64encode(original).decode()}
 	with _signals_held():
-		_write_text_atomic(journal_path(ktree), json.dumps(journal, indent=1) + '\n')
-		_write_atomic(path, new)
+		atomic.write_text(journal_path(ktree), json.dumps(journal, indent=1) + '\n')
+		atomic.write_bytes(path, new)
 	return path, original, changed
 
 
 def put_back(ktree: Path, path: Path, original: bytes) -> None:
 	"""The file as it was, then its journal gone."""
 	with _signals_held():
-		_write_atomic(path, original)
+		atomic.write_bytes(path, original)
 		journal_path(ktree).unlink()
 
 
@@ -500,7 +491,7 @@ def _mutate(args: argparse.Namespace, o: MutateOptions, cache: Path, prep: tree.
 	      f'{len(chosen)} site(s) of {", ".join(o.subsystems)} on {o.arch}, profile '
 	      f'{o.profile.name}; results {rdir}', flush=True)
 	doc: Dict[str, Any] = {
-		'version': 1, 'tree': str(ktree), 'head': prep.head,
+		'version': RESULTS_VERSION, 'tree': str(ktree), 'head': prep.head,
 		'kernel_version': prep.upstream, 'debian_version': prep.debian_version,
 		'arch': o.arch, 'profile': o.profile.name, 'build_dir': str(bdir),
 		'slow_cases': o.slow, 'site_filter': list(o.sites), 'subsystems': list(o.subsystems),
@@ -601,6 +592,10 @@ def report(rdir: Path) -> int:
 		raise UserError(f'{f} not found: is {rdir} a results directory of `kunit.py mutate`?')
 	except (OSError, ValueError, KeyError, TypeError) as e:
 		raise UserError(f'{f}: not a mutate.json ({type(e).__name__}: {e})')
+	v = doc.get('version', RESULTS_VERSION)
+	if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= RESULTS_VERSION:
+		raise UserError(f'{f}: version {v!r}, not one this kunit.py reads (1 to '
+				f'{RESULTS_VERSION}): written by a newer one?')
 	if not (ktree / 'tools' / 'testing' / 'kunit' / 'kunit_parser.py').is_file():
 		raise UserError(f'{ktree} (the tree of {f}) has no kunit_parser to read the consoles with')
 	base_cases = {sub: case_outcomes(ktree, ArchResult(doc.get('arch', ''), b.get('status', '')),
@@ -638,7 +633,7 @@ def format_table(results: Sequence[SiteResult]) -> str:
 
 def write_json(rdir: Path, doc: Dict[str, Any]) -> Path:
 	p = Path(rdir) / 'mutate.json'
-	_write_text_atomic(p, json.dumps(doc, indent=1) + '\n')
+	atomic.write_text(p, json.dumps(doc, indent=1) + '\n')
 	return p
 
 
@@ -723,10 +718,10 @@ LINK = '<p class="mutate"><a href="mutate.html">Lock removal (mutate.html)</a></
 def write_html(rdir: Path, doc: Dict[str, Any]) -> Path:
 	"""mutate.html, and a link to it in index.html when the directory has one."""
 	p = Path(rdir) / 'mutate.html'
-	_write_text_atomic(p, html_page(doc))
+	atomic.write_text(p, html_page(doc))
 	index = Path(rdir) / 'index.html'
 	if index.is_file():
 		text = index.read_text(errors='replace')
 		if LINK not in text and '</body>' in text:
-			_write_text_atomic(index, text.replace('</body>', LINK + '\n</body>', 1))
+			atomic.write_text(index, text.replace('</body>', LINK + '\n</body>', 1))
 	return p

@@ -103,59 +103,52 @@ def usable_dir(path: Path, what: str, probe: bool = False) -> None:
 
 
 @contextlib.contextmanager
-def locked(path: Path, what: str, shared: bool = False) -> Iterator[None]:
+def locked(path: Path, what: str, shared: bool = False, wait: bool = True) -> Iterator[None]:
 	"""Hold an exclusive flock on path (made if missing) for the block: two
 	kunit.py processes sharing a cache (a developer and CI, two `ab` runs)
 	take turns on a build directory or the pristine tree instead of building
 	into it at once.  shared: a shared flock (readers of the work tree:
 	any number at once, none beside its exclusive writer).  A process that
-	has to wait says who holds it (the pid of an exclusive holder)."""
-	path.parent.mkdir(parents=True, exist_ok=True)
-	mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
-	with open(path, 'a+') as f:
+	has to wait says who holds it (the pid of an exclusive holder); with
+	wait=False it does not wait: a UserError says who holds it.  A lock
+	file removed while this process waited for it (`clean` removes a
+	build directory's under that lock) is made again and locked anew: a
+	lock on a file no longer there would lock nothing."""
+	while True:
+		path.parent.mkdir(parents=True, exist_ok=True)
+		f = open(path, 'a+')
 		try:
-			fcntl.flock(f, mode | fcntl.LOCK_NB)
-		except BlockingIOError:
-			f.seek(0)
-			holder = f.read().strip() or 'another kunit.py'
-			print(f'Waiting for {what}: in use by {holder} ({path}) ...', flush=True)
-			fcntl.flock(f, mode)
-		if not shared:
-			f.seek(0)
-			f.truncate()
-			f.write(f'pid {os.getpid()}\n')
-			f.flush()
-		try:
-			yield
-		finally:
+			mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
+			try:
+				fcntl.flock(f, mode | fcntl.LOCK_NB)
+			except BlockingIOError:
+				f.seek(0)
+				holder = f.read().strip() or 'another kunit.py'
+				if not wait:
+					raise UserError(f'{what} is in use by {holder} ({path})')
+				print(f'Waiting for {what}: in use by {holder} ({path}) ...', flush=True)
+				fcntl.flock(f, mode)
+			try:
+				st = os.stat(path)
+				same = (st.st_dev, st.st_ino) == (os.fstat(f.fileno()).st_dev,
+								  os.fstat(f.fileno()).st_ino)
+			except FileNotFoundError:
+				same = False
+			if not same:
+				continue        # the finally below closes (and so unlocks) it
 			if not shared:
 				f.seek(0)
 				f.truncate()
+				f.write(f'pid {os.getpid()}\n')
 				f.flush()
-			fcntl.flock(f, fcntl.LOCK_UN)
-
-
-def _umask() -> int:
-	mask = os.umask(0o022)
-	os.umask(mask)
-	return mask
-
-
-_UMASK = _umask()
-
-
-def write_atomic(path: Path, data: str) -> None:
-	"""Write a file whole or not at all: a temporary file beside it, then
-	one rename (a reader, or a job killed half-way, never sees it cut)."""
-	path = Path(path)
-	path.parent.mkdir(parents=True, exist_ok=True)
-	fd, tmp = tempfile.mkstemp(prefix=f'.{path.name}.', suffix='.tmp', dir=path.parent)
-	try:
-		with os.fdopen(fd, 'w') as f:
-			f.write(data)
-		os.chmod(tmp, 0o666 & ~_UMASK)       # as open() would have made it
-		os.replace(tmp, path)
-	except BaseException:
-		with contextlib.suppress(OSError):
-			os.unlink(tmp)
-		raise
+			try:
+				yield
+			finally:
+				if not shared:
+					f.seek(0)
+					f.truncate()
+					f.flush()
+				fcntl.flock(f, fcntl.LOCK_UN)
+			return
+		finally:
+			f.close()

@@ -13,6 +13,7 @@ counts the results kunit.py exec printed.
 import os
 import queue
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -20,7 +21,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, TextIO, Tuple
 
 from . import kunit_tool
 
@@ -62,9 +63,9 @@ def describe_process(argv: List[str]) -> str:
 	return ''
 
 
-def proc_table(root: str = '/proc') -> Dict[int, tuple]:
+def proc_table(root: str = '/proc') -> Dict[int, Tuple[int, List[str]]]:
 	"""{pid: (parent pid, argv)} of every process that can be read."""
-	out: Dict[int, tuple] = {}
+	out: Dict[int, Tuple[int, List[str]]] = {}
 	try:
 		names = os.listdir(root)
 	except OSError:
@@ -84,7 +85,7 @@ def proc_table(root: str = '/proc') -> Dict[int, tuple]:
 	return out
 
 
-def build_activity(root: int, table: Dict[int, tuple]) -> List[str]:
+def build_activity(root: int, table: Dict[int, Tuple[int, List[str]]]) -> List[str]:
 	"""describe_process() of every descendant of root that is making something."""
 	def under(pid: int) -> bool:
 		for _ in range(64):
@@ -109,8 +110,8 @@ class Progress:
 	output to /dev/null, so the processes are asked); a boot counts the
 	results kunit.py exec printed.  close() prints where it ended."""
 
-	def __init__(self, label: str, out=None, tty: Optional[bool] = None,
-		     interval: float = INTERVAL, pid: Optional[int] = None):
+	def __init__(self, label: str, out: Optional[TextIO] = None, tty: Optional[bool] = None,
+		     interval: float = INTERVAL, pid: Optional[int] = None) -> None:
 		self.label = label
 		self.out = out or sys.stdout
 		self.tty = (self.out.isatty() and not LINES_ONLY) if tty is None else tty
@@ -338,7 +339,7 @@ def stream(cmd: List[str], log: Path, env: Dict[str, str], verbose: bool,
 	if _stopping.is_set():
 		raise KeyboardInterrupt('stopping: no new command')
 	with open(log, 'w') as f:
-		f.write('$ ' + ' '.join(cmd) + '\n')
+		f.write('$ ' + shlex.join(cmd) + '\n')
 		f.flush()
 		proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
 					stdin=subprocess.DEVNULL, text=True, env=env,

@@ -22,16 +22,15 @@ lists them (boot, purpose continue|rerun|list, filter, console, status,
 started: when that kunit.py exec was started).
 """
 
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from . import baseline, ktap, kunit_tool, progress
+from . import atomic, baseline, ktap, kunit_tool, progress
 from .console import parse_console
 from .plan import ArchPlan
-from .results import (ERROR, FAIL, MISS, PASS, SKIP, ArchStatus, Suite, merge_boots,
+from .results import (ERROR, FAIL, MISS, PASS, SKIP, ArchResult, ArchStatus, Suite, merge_boots,
 		      name_unreached, now, placeholder_suite, stopped_note)
 
 # What kunit.py exec --list_tests prints for each test (its own filter).
@@ -75,10 +74,7 @@ class Booter:
 				     deadline=self.plan.exec_deadline(o.suite_timeout))
 		self.seconds += time.time() - t0
 		console = self.out / f'console.{name}.log'
-		if src.exists():
-			shutil.copyfile(src, console)
-		else:
-			console.write_text('')
+		atomic.write_bytes(console, src.read_bytes() if src.exists() else b'')
 		return (rc, (self.out / f'kunit.{name}.log').read_text(errors='replace'),
 			console.read_text(errors='replace').splitlines(keepends=True))
 
@@ -120,8 +116,9 @@ class Booter:
 				   'console': f'console.{n}.log', 'kunit_log': f'kunit.{n}.log',
 				   'exit': rc, 'status': v.status, 'reason': v.reason,
 				   'started': self.started})
-		with open(self.out / 'ktap.log', 'a') as f:
-			f.write(''.join(l + '\n' for l in v.ktap))
+		log = self.out / 'ktap.log'
+		atomic.write_text(log, (log.read_text(errors='replace') if log.is_file() else '')
+				  + ''.join(l + '\n' for l in v.ktap))
 		return suites, v
 
 
@@ -177,7 +174,7 @@ def rerun_failures(b: Booter, suites: List[Suite], times: int) -> List[str]:
 	return sorted(flaky)
 
 
-def after_first_boot(b: Booter, res, v: ktap.Verdict,
+def after_first_boot(b: Booter, res: ArchResult, v: ktap.Verdict,
 		     first: Optional[List[Suite]] = None) -> None:
 	"""Continue after a crash and re-run failures as the arguments ask;
 	update res (a ArchResult) in place.  first: the first boot's

@@ -322,9 +322,9 @@ class ArchResult:
 	flaky: List[str] = field(default_factory=list)       # suite.case[/param] that passed again
 	config_hash: str = ''     # sha256 of <build_dir>/.config after a successful build
 	qemu: str = ''            # `qemu-system-<arch> --version`, first line
-	boots: List[Dict] = field(default_factory=list)      # boots after the first (rerun.py)
+	boots: List[Dict[str, Any]] = field(default_factory=list)      # boots after the first (rerun.py)
 	profile: str = DEFAULT_PROFILE
-	reports: List[Dict] = field(default_factory=list)    # kernel reports (kernel_reports.py)
+	reports: List[Dict[str, Any]] = field(default_factory=list)    # kernel reports (kernel_reports.py)
 	build_skipped: bool = False   # inputs unchanged since the last build (buildstamp.py)
 	judge_seconds: float = 0.0    # after the boot: console, verdict, kernel reports
 	# When `kunit.py build` and the first `kunit.py exec` were started (now()'s

@@ -17,7 +17,7 @@ import contextlib
 import hashlib
 import os
 import re
-import shutil
+import shlex
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar, Union
 
-from . import (baseline, buildstamp, deps, export, kernel_reports, ktap, kunit_tool, paths,
+from . import (atomic, baseline, buildstamp, deps, export, kernel_reports, ktap, kunit_tool, paths,
 	       plan, profiles, progress, rerun, rundir, tree)
 from .console import parse_console
 from .errors import UserError
@@ -216,8 +216,8 @@ def _run_arch(p: ArchPlan, cache: Path) -> ArchResult:
 					 paths.ARCHES[arch].cross_compile, env)
 	if buildstamp.unchanged(build_dir, want):
 		_progress(name, 'build skipped: no input changed since the last build')
-		(out / 'build.log').write_text(
-			'$ ' + ' '.join(cmd) + '\nnot run: the tree, the kunitconfigs, the command, '
+		atomic.write_text(out / 'build.log',
+			'$ ' + shlex.join(cmd) + '\nnot run: the tree, the kunitconfigs, the command, '
 			f'the toolchain and {build_dir}/.config and vmlinux are as the last successful '
 			f'build left them ({build_dir / buildstamp.STAMP}); --always-build runs it\n')
 		res.build_skipped = True
@@ -269,15 +269,13 @@ def boot(p: ArchPlan, res: ArchResult, env: Dict[str, str]) -> ArchResult:
 		     deadline=p.exec_deadline())
 	res.run_seconds = time.time() - t0
 	t0 = time.time()
-	if console_src.exists():
-		shutil.copyfile(console_src, out / 'console.log')
-	else:
-		(out / 'console.log').write_text('')
+	atomic.write_bytes(out / 'console.log',
+			   console_src.read_bytes() if console_src.exists() else b'')
 	console = (out / 'console.log').read_text(errors='replace').splitlines(keepends=True)
 	# One pass of the tree's kunit_parser for the verdict and the cases.
 	parsed = kunit_tool.documents(ktree, console)
 	v = ktap.judge(ktree, console, (out / 'kunit.log').read_text(errors='replace'), parsed)
-	(out / 'ktap.log').write_text(''.join(l + '\n' for l in v.ktap))
+	atomic.write_text(out / 'ktap.log', ''.join(l + '\n' for l in v.ktap))
 	res.passed, res.failed, res.skipped, res.crashed = v.passed, v.failed, v.skipped, v.crashed
 	res.status, res.reason, res.failures = v.status, v.reason, v.failures
 	if rc == progress.PAST_DEADLINE:
@@ -585,6 +583,7 @@ def _main(args: argparse.Namespace, held: contextlib.ExitStack) -> int:
 	hold_tree(held, args, ktree, info)
 	timings['tree'] = time.time() - t1
 	rdir = results_dir(args, cache, point_latest=False)
+	args.results_dir_used = str(rdir)      # for `run --json` (cli)
 	# What this run is to do, before it does any: a job that dies leaves
 	# this and the verdicts of the arches it finished (`merge`).
 	rundir.write_plan(rdir, info, arches, prof.name, args.filter_glob, started)

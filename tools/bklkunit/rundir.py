@@ -23,9 +23,9 @@ import subprocess
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple, cast
 
-from . import ktap, kunit_tool, paths
+from . import atomic, ktap, kunit_tool, paths
 from .console import parse_console
 from .errors import UserError
 from .results import (BUILT, DEFAULT_PROFILE, NOT_BUILT, RAN_TO_THE_END, ArchResult, ArchRun,
@@ -36,9 +36,46 @@ BANNER = re.compile(r'Linux version \S+ \([^)]*\) \((.*)\) #')
 LOG_EXCERPT_MAX = 16384          # KCIDB v5.3 maxLength of every log_excerpt: a build's tail
 
 
+# The version of what a results directory's summary.json, verdict.json and
+# run.json hold ("format"): every reader refuses a newer one, and a file
+# without one (written before it was recorded) reads as format 1.
+FORMAT = 1
+# Every arch status a results directory may hold: anything else is refused.
+STATUSES = frozenset(s.value for s in ArchStatus)
+
+
+def versioned(doc: Dict[str, Any]) -> Dict[str, Any]:
+	"""doc as written: "format" first, then the rest as it was."""
+	return dict({'format': FORMAT}, **{k: v for k, v in doc.items() if k != 'format'})
+
+
+def format_problem(doc: Dict[str, Any]) -> str:
+	"""What makes a document's "format" unreadable here, or ''."""
+	v = doc.get('format')
+	if v is None:
+		return ''
+	if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+		return f'"format" is not a version number ({v!r})'
+	if v > FORMAT:
+		return (f'format {v}, written by a newer kunit.py (this one reads format {FORMAT} '
+			'and older)')
+	return ''
+
+
+def status_problem(status: Any) -> str:
+	"""What is wrong with an arch's status, or '' for one of STATUSES."""
+	if not isinstance(status, str) or not status:
+		return 'no "status"'
+	if status not in STATUSES:
+		return (f'unknown status {status!r} (known: '
+			f'{", ".join(s.value for s in ArchStatus)})')
+	return ''
+
+
 def write_verdict(rdir: Path, r: ArchResult) -> None:
 	"""<rdir>/<arch>/verdict.json of one arch."""
-	paths.write_atomic(Path(rdir) / r.arch / 'verdict.json', json.dumps(asdict(r), indent=1) + '\n')
+	atomic.write_text(Path(rdir) / r.arch / 'verdict.json',
+			  json.dumps(versioned(asdict(r)), indent=1) + '\n')
 
 
 def summary_of(info: Dict[str, Any], results: Sequence[ArchResult], rdir: Path,
@@ -51,7 +88,9 @@ def summary_of(info: Dict[str, Any], results: Sequence[ArchResult], rdir: Path,
 
 
 def write_summary(rdir: Path, summary: Dict[str, Any]) -> None:
-	paths.write_atomic(Path(rdir) / 'summary.json', json.dumps(summary, indent=1) + '\n')
+	"""<rdir>/summary.json; summary gets the "format" it is written with."""
+	summary['format'] = FORMAT
+	atomic.write_text(Path(rdir) / 'summary.json', json.dumps(versioned(summary), indent=1) + '\n')
 
 
 PLAN = 'run.json'
@@ -63,9 +102,9 @@ def write_plan(rdir: Path, info: Dict[str, Any], arches: Sequence[str], profile:
 	arches it is to run, its profile, filter and start.  A job that dies
 	before summary.json leaves this and the verdicts of the arches it
 	finished: `merge` reads them (the others are not a pass)."""
-	paths.write_atomic(Path(rdir) / PLAN, json.dumps(
+	atomic.write_text(Path(rdir) / PLAN, json.dumps(versioned(
 		dict(info, arches=list(arches), profile=profile, filter_glob=filter_glob,
-		     started=started), indent=1) + '\n')
+		     started=started)), indent=1) + '\n')
 
 
 def entry_profile(summary: Dict[str, Any], entry: Dict[str, Any]) -> str:
@@ -147,26 +186,119 @@ ENTRY_COUNTS = ('passed', 'failed', 'skipped', 'crashed')
 ARCH_NAME = re.compile(r'[A-Za-z0-9_][A-Za-z0-9_.-]*')
 
 
-def load_summary(rdir: Path) -> Dict[str, Any]:
-	"""summary.json of a results directory, checked: an object with a list
-	of arches, each an object with an arch name and a status.  Anything else
-	is a UserError naming the file (never an AttributeError later)."""
-	f = Path(rdir) / 'summary.json'
+def _json(f: Path) -> Any:
+	"""A JSON file, or a UserError naming it."""
 	try:
 		text = f.read_text()
-	except FileNotFoundError:
-		raise UserError(f'{f} not found: is {rdir} a results directory of `kunit.py run`?')
 	except OSError as e:
 		raise UserError(f'{f}: cannot read it ({e.strerror})')
 	except UnicodeError:
 		raise UserError(f'{f}: not JSON (not even text)')
 	try:
-		summary = json.loads(text)
+		return json.loads(text)
 	except ValueError as e:
 		raise UserError(f'{f}: not JSON ({e})')
+
+
+def load_summary(rdir: Path) -> Dict[str, Any]:
+	"""summary.json of a results directory, checked: an object of a format
+	this tool reads, with a list of arches, each an object with an arch name
+	and a known status.  Anything else is a UserError naming the file (never
+	an AttributeError later).  A run that ended before its summary.json
+	(killed, ^C, out of time, the machine down) is read from its run.json
+	and verdicts (summary_of_unfinished)."""
+	f = Path(rdir) / 'summary.json'
+	if not f.is_file() and (Path(rdir) / PLAN).is_file():
+		return summary_of_unfinished(rdir)
+	if not f.exists():
+		raise UserError(f'{f} not found (nor {PLAN}): is {rdir} a results directory of '
+				'`kunit.py run`?')
+	summary = _json(f)
 	problem = summary_problem(summary)
 	if problem:
 		raise UserError(f'{f}: not a summary of `kunit.py run`: {problem}')
+	return cast(Dict[str, Any], summary)
+
+
+def load_plan(rdir: Path) -> Dict[str, Any]:
+	"""<rdir>/run.json, checked: a UserError naming it unless it is what
+	run writes (a list of arch names, a profile) in a format it reads."""
+	f = Path(rdir) / PLAN
+	plan = _json(f)
+	if not isinstance(plan, dict):
+		raise UserError(f'{f}: not what run writes (not an object)')
+	problem = format_problem(plan)
+	if problem:
+		raise UserError(f'{f}: {problem}')
+	arches, prof = plan.get('arches'), plan.get('profile') or DEFAULT_PROFILE
+	if (not isinstance(arches, list) or not arches
+	    or not all(isinstance(a, str) and ARCH_NAME.fullmatch(a) for a in arches)
+	    or not isinstance(prof, str)):
+		raise UserError(f'{f}: not what run writes (no list of arches, or no profile)')
+	return plan
+
+
+def read_verdict(adir: Path) -> Optional[Dict[str, Any]]:
+	"""<adir>/verdict.json, checked (an object, a format this tool reads, a
+	known status); None when there is none.  Anything else is a UserError
+	naming the file."""
+	f = Path(adir) / 'verdict.json'
+	if not f.exists():
+		return None
+	v = _json(f)
+	if not isinstance(v, dict):
+		raise UserError(f'{f}: not a verdict (a JSON {type(v).__name__}, not an object)')
+	problem = format_problem(v) or status_problem(v.get('status'))
+	if problem:
+		raise UserError(f'{f}: {problem}')
+	return v
+
+
+def unfinished_entry(arch: str, profile: str, adir: Path) -> Dict[str, Any]:
+	"""An arch a run was to run and has no verdict of: it was running when
+	the run ended (ERROR, "died": what its logs show is kept), or the run
+	ended before it (NOT_RUN, no log of it there).  Never a pass."""
+	counts = dict.fromkeys(ENTRY_COUNTS, 0)
+	# Started: kunit.py build's log is made first (report's junit.xml in
+	# the directory of an arch not reached does not count).
+	if any((adir / n).is_file() for n in ('build.log', 'kunit.log', 'console.log')):
+		return {'arch': arch, 'profile': profile, 'status': ArchStatus.ERROR.value,
+			'reason': (f'the job ended before {arch} had a verdict (killed, out of time, '
+				   f'or the runner died): no {adir.name}/verdict.json; what its logs '
+				   'show is kept'),
+			**counts, 'died': True}
+	return {'arch': arch, 'profile': profile, 'status': ArchStatus.NOT_RUN.value,
+		'reason': f'not reached: the run ended before it started {arch}', **counts}
+
+
+def unfinished_entries(rdir: Path, plan: Dict[str, Any]) -> List[Dict[str, Any]]:
+	"""One summary entry per arch of run.json: its verdict where it has one,
+	else unfinished_entry."""
+	prof = str(plan.get('profile') or DEFAULT_PROFILE)
+	out = []
+	for arch in plan['arches']:
+		adir = Path(rdir) / arch
+		v = read_verdict(adir)
+		if v is not None and v.get('arch') == arch:
+			out.append(dict({k: x for k, x in v.items() if k != 'format'}, profile=prof))
+		else:
+			out.append(unfinished_entry(arch, prof, adir))
+	return out
+
+
+def summary_of_unfinished(rdir: Path) -> Dict[str, Any]:
+	"""The summary of a run that ended before it wrote summary.json, from
+	its run.json (the tree, the arches it was to run) and the verdict.json
+	of each arch it finished: the others are ERROR or NOT_RUN
+	(unfinished_entry); "complete" is false.  Read, never written: the
+	directory stays what a job that died leaves (`merge` reads it so)."""
+	plan = load_plan(rdir)
+	summary = dict({k: v for k, v in plan.items() if k != 'format'},
+		       arches=unfinished_entries(rdir, plan), results_dir=str(rdir), complete=False)
+	summary = versioned(summary)
+	problem = summary_problem(summary)
+	if problem:
+		raise UserError(f'{Path(rdir) / PLAN}: {problem}')
 	return summary
 
 
@@ -174,6 +306,9 @@ def summary_problem(summary: Any) -> str:
 	"""What makes a loaded summary.json unusable, or ''."""
 	if not isinstance(summary, dict):
 		return f'a JSON {type(summary).__name__}, not an object'
+	problem = format_problem(summary)
+	if problem:
+		return problem
 	for k in SUMMARY_TEXT:
 		if summary.get(k) is not None and not isinstance(summary[k], str):
 			return f'"{k}" is not text'
@@ -198,8 +333,9 @@ def summary_problem(summary: Any) -> str:
 		if where in seen:
 			return f'arch {where} is listed twice'
 		seen.add(where)
-		if not isinstance(e.get('status'), str) or not e['status']:
-			return f'arch {arch} has no "status"'
+		problem = status_problem(e.get('status'))
+		if problem:
+			return f'arch {arch}: {problem}'
 		for k in ENTRY_COUNTS:
 			v = e.get(k, 0)
 			if isinstance(v, bool) or not isinstance(v, int) or v < 0:
@@ -288,13 +424,10 @@ def judge_again(kernel_tree: Path, r: 'ArchRun', entry: Dict[str, Any], adir: Pa
 
 
 def load_verdict(adir: Path, entry: Dict[str, Any]) -> Dict[str, Any]:
-	"""<arch>/verdict.json, or the arch's summary entry when it is missing
-	or not an object."""
-	try:
-		verdict = json.loads((Path(adir) / 'verdict.json').read_text())
-	except (OSError, ValueError):
-		verdict = None
-	return verdict if isinstance(verdict, dict) else dict(entry)
+	"""<arch>/verdict.json (read_verdict: checked), or the arch's summary
+	entry when there is none."""
+	verdict = read_verdict(adir)
+	return verdict if verdict is not None else dict(entry)
 
 
 Loaded = Tuple[Dict[str, Any], List[ArchRun]]

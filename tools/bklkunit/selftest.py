@@ -23,8 +23,8 @@ kunit.log; their closing lines are printed when check-series has ended
 and they have."""
 
 import argparse
-import json
 import re
+import shlex
 import subprocess
 import sys
 import threading
@@ -32,7 +32,8 @@ import time
 from pathlib import Path
 from typing import Callable, List, Optional, Tuple
 
-from . import deps, paths, progress
+from . import deps, paths, progress, rundir
+from .errors import UserError
 from .results import ArchStatus
 from .seriesplan import BOOT_ARCH
 
@@ -62,7 +63,7 @@ def _run(cmd: List[str], log: Path, echo: bool = True, nice: int = 0) -> Tuple[i
 	"""cmd's exit status and output, written to log (and to stdout with
 	echo); started with `nice -n` when nice is given."""
 	cmd = progress.niced(cmd, nice)
-	print('$ ' + ' '.join(cmd) + ('' if echo else f'  (beside what follows; output: {log})'),
+	print('$ ' + shlex.join(cmd) + ('' if echo else f'  (beside what follows; output: {log})'),
 	      flush=True)
 	proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
 				errors='replace', cwd=paths.REPO)
@@ -141,7 +142,7 @@ def _kunit_step(wait: Waiter, rdir: Path, arches: List[str]) -> Tuple[str, int, 
 	_print_beside('kunit.py run', rc, out, None)
 	p = f = 0
 	try:
-		summary = json.loads((rdir / 'summary.json').read_text())
+		summary = rundir.load_summary(rdir)      # checked: its format, its statuses
 		for a in summary['arches']:
 			if a['status'] == ArchStatus.SKIPPED_PROFILE:
 				continue     # the profile does not exist there: no verdict
@@ -149,7 +150,7 @@ def _kunit_step(wait: Waiter, rdir: Path, arches: List[str]) -> Tuple[str, int, 
 			f += a['failed'] + a['crashed']
 			if a['status'] != ArchStatus.PASS and a['failed'] + a['crashed'] == 0:
 				f += 1   # a build failure, timeout or crash with no case to blame
-	except (OSError, ValueError, KeyError):
+	except (UserError, KeyError, TypeError):
 		f += 1
 	if rc != 0 and f == 0:
 		f = 1

@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
-from . import profiles, run, seriesplan
+from . import atomic, profiles, run, seriesplan
 from .errors import UserError
 from .plan import ArchPlan, RunOptions, build_env, kunitconfigs
 from .results import ArchResult, ArchStatus
@@ -178,8 +178,7 @@ def boot_patch(ktree: Path, build_dir: Path, out: Path, cache: Path, plan: BootP
 
 def write_records(path: Path, records: Sequence[BootRecord]) -> None:
 	"""boots.json: every boot of a check-series run, in patch order."""
-	path.parent.mkdir(parents=True, exist_ok=True)
-	path.write_text(json.dumps([asdict(r) for r in records], indent=1) + '\n')
+	atomic.write_text(path, json.dumps([asdict(r) for r in records], indent=1) + '\n')
 
 
 def summary(records: Sequence[BootRecord]) -> Optional[str]:

@@ -29,6 +29,7 @@ check-series at a time per cache (<cache>/series/series.lock).
 import argparse
 import functools
 import re
+import shlex
 import shutil
 import subprocess
 import threading
@@ -38,8 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Set, Tuple
 
-from . import (commitmsg, deps, mail, paths, progress, seriesboot, seriesmodules, seriesplan,
-	       seriesresults, tree)
+from . import (atomic, commitmsg, deps, mail, paths, progress, seriesboot, seriesmodules,
+	       seriesplan, seriesresults, tree)
 from .errors import UserError
 from .results import now
 from .seriesresults import SeriesCheck, SeriesJob, write_series_job
@@ -80,7 +81,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 	p.add_argument('-v', '--verbose', action='store_true')
 
 
-def _debian_python_env() -> dict:
+def _debian_python_env() -> Dict[str, str]:
 	"""checkpatch runs scripts/spdxcheck.py with the `python3` on PATH; it
 	needs Debian's, which sees python3-ply and python3-git."""
 	env = dict(__import__('os').environ)
@@ -113,7 +114,7 @@ class Check:
 CITED_RE = re.compile(r'\b(?P<id>[0-9a-f]{12,40})\s+\("(?P<subject>[^"]+)"\)')
 
 
-def fixes_problems(patch_text: str, known: dict) -> tuple:
+def fixes_problems(patch_text: str, known: Dict[str, str]) -> Tuple[int, List[str]]:
 	"""(number of upstream ids in the commit message - its Fixes: tags and
 	the commits its text cites as `<id> ("subject")` - and the problems with
 	them): each must be listed in upstream-commits.txt with that subject."""
@@ -219,7 +220,7 @@ class Checker:
 		# that ccache's relative paths are those they had there.
 		self.head_root = self.cache / 'series' / 'head'
 		self.head_wt = self.head_root / 'src' / self.main.name
-		self._head: Optional['Future[List[Tuple[tuple, dict]]]'] = None
+		self._head: Optional['Future[List[Tuple[Tuple[Any, ...], Dict[str, Any]]]]'] = None
 		self._head_pool: Optional[ThreadPoolExecutor] = None
 		self._head_stop = threading.Event()
 		# The makes running, which stop_head ends.
@@ -311,7 +312,7 @@ class Checker:
 
 	# -------------------------------------------------------- builds
 	def _make(self, bdir: Path, arch: str, targets: List[str], extra: List[str],
-		  log: Path, srcdir: Path, nice: int = 0) -> subprocess.CompletedProcess:
+		  log: Path, srcdir: Path, nice: int = 0) -> subprocess.CompletedProcess[str]:
 		a = paths.ARCHES[arch]
 		cmd = ['make', '-C', str(srcdir), f'O={bdir}', f'ARCH={arch}', f'-j{self.jobs}']
 		if a.cross_compile:
@@ -329,7 +330,7 @@ class Checker:
 			with self._live_lock:
 				self._live.discard(proc)
 		with open(log, 'a') as f:
-			f.write('$ ' + ' '.join(cmd) + '\n' + out + err)
+			f.write('$ ' + shlex.join(cmd) + '\n' + out + err)
 		return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 	def check_build(self) -> None:
@@ -423,7 +424,7 @@ class Checker:
 		log = self.logdir / f'config-lean-{arch}.log'
 		log.write_text('')
 		frag = bdir / 'lean.config'
-		frag.write_text(seriesmodules.lean_fragment(arch))
+		atomic.write_text(frag, seriesmodules.lean_fragment(arch))
 		bad = seriesmodules.configure(self._make, self.wt, bdir, arch, log, [frag],
 					      build_env(self.cache))
 		if bad:
@@ -601,7 +602,7 @@ class Checker:
 			self._pool = None
 
 	def _preexisting(self, bdir: Path, arch: str, commit: str, objs: List[str],
-			 log: Path) -> set:
+			 log: Path) -> Set[str]:
 		"""W=1 warnings (as _key) of @objs built from @commit's parent."""
 		# Its make syncs .config with the parent's Kconfig files.
 		self._config_at.pop(arch, None)
@@ -669,10 +670,10 @@ class Checker:
 		self._head_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix='head')
 		self._head = self._head_pool.submit(self._head_checks, steps)
 
-	def _head_checks(self, steps: List[str]) -> List[Tuple[tuple, dict]]:
+	def _head_checks(self, steps: List[str]) -> List[Tuple[Tuple[Any, ...], Dict[str, Any]]]:
 		"""The head checks' results, as the arguments of add (the main
 		thread prints them).  An exception is its check's failure."""
-		out: List[Tuple[tuple, dict]] = []
+		out: List[Tuple[Tuple[Any, ...], Dict[str, Any]]] = []
 
 		def report(*a: Any, **k: Any) -> None:
 			out.append((a, k))
@@ -732,7 +733,7 @@ class Checker:
 			self._head_pool = None
 
 	def check_go7007(self, srcdir: Path, build_root: Path, report: Report,
-			 make: Callable[..., subprocess.CompletedProcess]) -> None:
+			 make: Callable[..., subprocess.CompletedProcess[str]]) -> None:
 		arches = paths.parse_arches(self.args.go7007_arch)
 		arches = [a for a in arches if a != 'um']
 		frag = paths.KUNIT_DIR / 'go7007.config'
@@ -762,8 +763,7 @@ class Checker:
 					if WARNING_RE.match(l.strip())})
 			base = paths.KUNIT_DIR / 'baselines' / 'go7007-w1' / f'{arch}.txt'
 			if self.args.update_go7007_baseline and proc.returncode == 0:
-				base.parent.mkdir(parents=True, exist_ok=True)
-				base.write_text(''.join(w + '\n' for w in warns))
+				atomic.write_text(base, ''.join(w + '\n' for w in warns))
 			known = set(base.read_text().splitlines()) if base.exists() else set()
 			new = [w for w in warns if w not in known]
 			built = sorted(o.name for o in (bdir / 'drivers/media/usb/go7007').glob('*.o'))
@@ -779,7 +779,7 @@ class Checker:
 			report(f'go7007 {arch}', ok, detail, time.time() - t0)
 
 	def check_modules(self, srcdir: Path, build_root: Path, report: Report,
-			  make: Callable[..., subprocess.CompletedProcess]) -> None:
+			  make: Callable[..., subprocess.CompletedProcess[str]]) -> None:
 		"""The series head (checked out at srcdir) with KUnit and the
 		subsystems as modules, on each arch of --build-arches
 		(seriesmodules.py)."""

@@ -24,6 +24,7 @@ in, and which did not.
 
 import enum
 import re
+import shlex
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -243,7 +244,7 @@ Make = Callable[..., subprocess.CompletedProcess]
 
 def configure(make: Make, srcdir: Path, build_dir: Path, arch: str, log: Path,
 	      frags: Sequence[Path], env: Dict[str, str]
-	      ) -> Optional[Tuple[str, subprocess.CompletedProcess]]:
+	      ) -> Optional[Tuple[str, subprocess.CompletedProcess[str]]]:
 	"""`make tinyconfig`, frags merged over it (merge_config.sh -m), `make
 	olddefconfig`, in build_dir; None when all went well, else the step
 	that failed and its process."""
@@ -255,7 +256,7 @@ def configure(make: Make, srcdir: Path, build_dir: Path, arch: str, log: Path,
 		 str(build_dir / '.config')] + [str(f) for f in frags]
 	proc = subprocess.run(merge, cwd=build_dir, capture_output=True, text=True, env=env)
 	with open(log, 'a') as f:
-		f.write('$ ' + ' '.join(merge) + '\n' + proc.stdout + proc.stderr)
+		f.write('$ ' + shlex.join(merge) + '\n' + proc.stdout + proc.stderr)
 	if proc.returncode != 0:
 		return ('merge_config.sh', proc)
 	proc = make(build_dir, arch, ['olddefconfig'], [], log, srcdir)
@@ -294,7 +295,7 @@ def check(make: Make, srcdir: Path, build_dir: Path, arch: str, log: Path,
 	frag = read_fragment(frags[0].read_text(), f'kunit/{frags[0].name}')
 	log.write_text('')
 
-	def failed(what: str, proc: subprocess.CompletedProcess) -> ModulesResult:
+	def failed(what: str, proc: subprocess.CompletedProcess[str]) -> ModulesResult:
 		tail = '\n'.join((proc.stdout + proc.stderr).splitlines()[-15:])
 		return ModulesResult(arch, False, f'{what} failed; see {log}\n{tail}', time.time() - t0)
 

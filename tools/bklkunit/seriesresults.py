@@ -8,7 +8,7 @@
    "checks": [{"name": "build 0001-...", "ok": true, "detail": "", "seconds": 12.3}]}
 
 It is written when the checks start and again after every check, whole
-each time (paths.write_atomic), with "complete" true only after the last:
+each time (atomic.write_text), with "complete" true only after the last:
 a job killed half-way leaves the checks it finished, and `merge` reports
 the rest as not run, never as passed.
 """
@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List
 
-from . import paths
+from . import atomic
 from .errors import UserError
 
 FILE = 'series.json'
@@ -64,12 +64,17 @@ class SeriesJob:
 
 
 def write_series_job(path: Path, job: SeriesJob) -> None:
-	paths.write_atomic(Path(path), json.dumps(job.document(), indent=1) + '\n')
+	atomic.write_text(Path(path), json.dumps(job.document(), indent=1) + '\n')
 
 
 def _problem(doc: Any) -> str:
 	if not isinstance(doc, dict) or doc.get('kind') != 'series':
 		return 'not a check-series results file (no "kind": "series")'
+	v = doc.get('format', FORMAT)
+	if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+		return f'"format" is not a version number ({v!r})'
+	if v > FORMAT:
+		return f'format {v}, written by a newer kunit.py (this one reads format {FORMAT} and older)'
 	for k in IDENTITY + ('shard', 'started', 'name'):
 		if not isinstance(doc.get(k, ''), str):
 			return f'"{k}" is not text'

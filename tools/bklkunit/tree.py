@@ -13,13 +13,14 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
-from . import commitmsg, deps, paths
+from . import atomic, commitmsg, deps, paths
 from .errors import UserError
 
 PRISTINE_REF = 'refs/bkl-kunit/pristine'
@@ -47,12 +48,12 @@ NO_AUTO_GC = (('gc.auto', '0'), ('maintenance.auto', 'false'))
 
 
 def git(repo: Path, *args: str, check: bool = True, env: Optional[Dict[str, str]] = None,
-	input: Optional[str] = None) -> subprocess.CompletedProcess:
+	input: Optional[str] = None) -> subprocess.CompletedProcess[str]:
 	opts = [a for k, v in NO_AUTO_GC for a in ('-c', f'{k}={v}')]
 	proc = subprocess.run(['git'] + opts + ['-C', str(repo)] + list(args), capture_output=True,
 			      text=True, env=git_env(env), input=input)
 	if check and proc.returncode != 0:
-		raise UserError(f'git {" ".join(args)} failed in {repo}:\n'
+		raise UserError(f'git {shlex.join(args)} failed in {repo}:\n'
 				+ (proc.stderr or proc.stdout).strip())
 	return proc
 
@@ -303,9 +304,7 @@ def refuse_mutated(tree: Path) -> None:
 
 
 def save_state(tree: Path, st: State) -> None:
-	tmp = state_file(tree).with_suffix('.tmp')
-	tmp.write_text(json.dumps(asdict(st), indent=1) + '\n')
-	tmp.replace(state_file(tree))
+	atomic.write_text(state_file(tree), json.dumps(asdict(st), indent=1) + '\n')
 
 
 def patches_record(tree: Path) -> Path:
@@ -336,9 +335,8 @@ def patch_files(patch_dir: Path) -> Dict[str, str]:
 
 
 def record_patch_files(tree: Path, patch_dir: Path) -> None:
-	tmp = patches_record(tree).with_suffix('.tmp')
-	tmp.write_text(json.dumps(patch_files(patch_dir), indent=1, sort_keys=True) + '\n')
-	tmp.replace(patches_record(tree))
+	atomic.write_text(patches_record(tree),
+			  json.dumps(patch_files(patch_dir), indent=1, sort_keys=True) + '\n')
 
 
 def changed_patch_files(tree: Path, patch_dir: Path, st: State) -> List[str]:
@@ -733,7 +731,7 @@ def export(cache: Path, patch_dir: Path = paths.PATCH_DIR, force: bool = False) 
 			old.unlink()
 		for p in new:
 			shutil.copyfile(p, patch_dir / p.name)
-		(patch_dir / 'series').write_text(series_text)
+		atomic.write_text(patch_dir / 'series', series_text)
 	finally:
 		shutil.rmtree(tmp, ignore_errors=True)
 	patches = read_series(patch_dir)

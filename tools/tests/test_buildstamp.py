@@ -3,6 +3,7 @@
 
 import json
 import os
+import shutil
 
 import pytest
 
@@ -102,7 +103,7 @@ def test_any_input_change_rebuilds(gfake, monkeypatch, change):
 	elif change == 'env':
 		monkeypatch.setenv('KCFLAGS', '-O1')
 	elif change == 'ccache':
-		monkeypatch.setattr(run.shutil, 'which', lambda name: '/usr/bin/ccache')
+		monkeypatch.setattr(shutil, 'which', lambda name: '/usr/bin/ccache')
 	elif change == 'toolchain':
 		real = buildstamp._first_line
 		monkeypatch.setattr(buildstamp, '_first_line',

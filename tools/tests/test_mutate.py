@@ -655,3 +655,21 @@ def test_a_journaled_mutation_is_put_back_first(gitree, tmp_path, monkeypatch, c
 	assert 'ufs: 3 site(s), suites ufs_*' in out
 	assert subprocess.run(['git', '-C', str(gitree), 'status', '--porcelain'],
 			      capture_output=True, text=True).stdout == ''
+
+
+def test_journal_and_results_of_a_newer_version_are_refused(ktree, tmp_path):
+	s = one_site(ktree)
+	before = (ktree / s.file).read_bytes()
+	killed_inside(ktree, s)
+	jp = mutate.journal_path(ktree)
+	j = json.loads(jp.read_text())
+	jp.write_text(json.dumps(dict(j, version=mutate.JOURNAL_VERSION + 1)))
+	with pytest.raises(UserError, match='not a mutate journal of version 1'):
+		mutate.recover(ktree)
+	assert jp.exists() and (ktree / s.file).read_bytes() != before     # left as it was
+	rdir = tmp_path / 'r'
+	rdir.mkdir()
+	(rdir / 'mutate.json').write_text(json.dumps({'version': 2, 'tree': str(ktree), 'sites': [],
+						      'baseline': {}}))
+	with pytest.raises(UserError, match=r'mutate.json: version 2, not one this kunit.py reads'):
+		mutate.report(rdir)

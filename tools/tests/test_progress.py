@@ -6,6 +6,7 @@ clock."""
 import io
 import os
 import re
+import shlex
 import subprocess
 import sys
 import threading
@@ -367,7 +368,8 @@ def test_stream_kills_a_command_past_its_deadline_and_its_children(tmp_path, cap
 	deadline_after(monkeypatch, 3)
 	rc, log = _deadline_stream(tmp_path, py(TREE), verbose)
 	assert rc == progress.PAST_DEADLINE
-	assert log[0] == f'$ {sys.executable} -c {TREE}' and log[1] == 'x'   # the output is kept
+	# (the command shell-quoted: shlex.join, so that it can be run again as it is)
+	assert log[0] == '$ ' + shlex.join([sys.executable, '-c', TREE]) and log[1] == 'x'   # the output is kept
 	group, child = int(log[2]), int(log[3])
 	# It ended on SIGINT (KeyboardInterrupt); its child, which ignores
 	# SIGINT, got SIGKILL with the rest of the group.

@@ -4,11 +4,12 @@
 import argparse
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
-from bklkunit import cli, deps, paths, plan, run
+from bklkunit import atomic, cli, deps, paths, plan, run
 from bklkunit.errors import UserError
 from conftest import (STUB_ARGS, STUB_HANG, DATA, KCONFIG_A, KCONFIG_B, all_ended, commit,
 		      copy_parser, deadline_after, git, read_data)
@@ -105,7 +106,7 @@ def fake(tmp_path, kernel_tree, monkeypatch):
 	monkeypatch.setattr(paths, 'KUNIT_DIR', repo / 'kunit')
 	f.repo = repo
 	# Decide ccache explicitly in each test.
-	monkeypatch.setattr(run.shutil, 'which', lambda name: None)
+	monkeypatch.setattr(shutil, 'which', lambda name: None)
 	# A run never makes fixture images (the kernel carries them): record any call.
 	from bklkunit import fixtures
 	f.fixture_builds = []
@@ -116,7 +117,7 @@ def fake(tmp_path, kernel_tree, monkeypatch):
 
 @pytest.fixture
 def with_ccache(monkeypatch):
-	monkeypatch.setattr(run.shutil, 'which',
+	monkeypatch.setattr(shutil, 'which',
 			    lambda name: '/usr/bin/ccache' if name == 'ccache' else None)
 
 
@@ -185,7 +186,7 @@ def test_make_options_with_ccache(with_ccache):
 
 
 def test_make_options_without_ccache_installed(monkeypatch):
-	monkeypatch.setattr(run.shutil, 'which', lambda name: None)
+	monkeypatch.setattr(shutil, 'which', lambda name: None)
 	assert run.make_options('x86_64', True) == []
 	assert run.make_options('arm', False) == []
 
@@ -316,7 +317,7 @@ def test_conflicting_kunitconfigs_are_a_config_failure(fake, monkeypatch, ccache
 	"""The same kunit.py output must get the same status whether or not the
 	build command line carries --make_options=CC=ccache ... ."""
 	if ccache:
-		monkeypatch.setattr(run.shutil, 'which', lambda name: '/usr/bin/ccache')
+		monkeypatch.setattr(shutil, 'which', lambda name: '/usr/bin/ccache')
 	fake.scenario('x86_64', build='build_config_conflict.log', build_rc=1)
 	r, _ = fake.run_arch('x86_64')
 	assert r.status == 'CONFIG_FAILED', r.reason
@@ -785,9 +786,9 @@ def test_main_writes_summary_once_and_reads_each_console_once(main_env, monkeypa
 	f.scenario('x86_64', console='console_fail.log')
 	f.scenario('arm', console='console_pass.log')
 	writes, loads = [], []
-	real_write, real_load = paths.write_atomic, run.rundir.load_run
+	real_write, real_load = atomic.write_text, run.rundir.load_run
 
-	def write_atomic(path, *a, **kw):      # every file of the tool's that must not be cut
+	def write_text(path, *a, **kw):      # every file of the tool's that must not be cut
 		if Path(path).name == 'summary.json':
 			writes.append(path)
 		return real_write(path, *a, **kw)
@@ -795,7 +796,7 @@ def test_main_writes_summary_once_and_reads_each_console_once(main_env, monkeypa
 	def load_run(*a, **kw):
 		loads.append(a)
 		return real_load(*a, **kw)
-	monkeypatch.setattr(paths, 'write_atomic', write_atomic)
+	monkeypatch.setattr(atomic, 'write_text', write_text)
 	monkeypatch.setattr(run.rundir, 'load_run', load_run)
 	assert run.main(f.args('--arch', 'x86_64,arm')) == 1
 	assert len(writes) == 1 and len(loads) == 1

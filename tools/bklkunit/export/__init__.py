@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from .. import paths
+from .. import atomic, paths
 from ..results import ArchRun
 from ..rundir import Loaded, load_run
 from ..seriesresults import SeriesJob, read_series_job
@@ -54,11 +54,11 @@ def write_reports(rdir: Path, kernel_tree: Path, origin: str = DEFAULT_ORIGIN, *
 	junit.write_xml(junit.junit_element(runs, summary, series), p)
 	written['junit.xml'] = p
 	p = rdir / 'kcidb.json'
-	paths.write_atomic(p, json.dumps(kcidb.kcidb_document(rdir, summary, runs, origin, patch_dir),
+	atomic.write_text(p, json.dumps(kcidb.kcidb_document(rdir, summary, runs, origin, patch_dir),
 					 indent=1) + '\n')
 	written['kcidb.json'] = p
 	p = rdir / 'index.html'
-	paths.write_atomic(p, html.html_page(summary, runs, origin, series))
+	atomic.write_text(p, html.html_page(summary, runs, origin, series))
 	written['index.html'] = p
 	return written
 

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from .. import paths
+from .. import atomic
 from ..results import ERROR, FAIL, MISS, PASS, SKIP, ArchRun, ArchStatus, Case, Outcome
 from ..seriesresults import SeriesJob
 
@@ -132,5 +132,5 @@ def junit_element(runs: List[ArchRun], summary: Dict[str, Any],
 
 def write_xml(root: ET.Element, path: Path) -> None:
 	ET.indent(root)
-	paths.write_atomic(path, ET.tostring(root, encoding='utf-8', xml_declaration=True)
+	atomic.write_text(path, ET.tostring(root, encoding='utf-8', xml_declaration=True)
 			   .decode('utf-8') + '\n')

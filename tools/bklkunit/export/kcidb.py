@@ -15,7 +15,7 @@ import json
 import re
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, cast
 
 from .. import paths, tree
 from ..errors import UserError
@@ -107,7 +107,10 @@ def check_origin(origin: str) -> None:
 def kcidb_document(rdir: Path, summary: Dict[str, Any], runs: List[ArchRun],
 		   origin: str = DEFAULT_ORIGIN, patch_dir: Path = paths.PATCH_DIR) -> Dict[str, Any]:
 	check_origin(origin)
-	run_id = _run_id(rdir, json.dumps(summary, sort_keys=True))
+	# (Without "format": the ids of a run do not change with the version
+	# of summary.json that records it.)
+	run_id = _run_id(rdir, json.dumps({k: v for k, v in summary.items() if k != 'format'},
+					  sort_keys=True))
 	checkout_id = f'{origin}:{checkout_key(summary) or run_id}'
 	series = str(summary.get('series', '') or '')
 	patches = _patches(summary, patch_dir) if series == 'applied' else None
@@ -169,8 +172,8 @@ def kcidb_document(rdir: Path, summary: Dict[str, Any], runs: List[ArchRun],
 		env = {'comment': r.qemu or None, 'misc': {'arch': r.arch, 'qemu': r.qemu or None}}
 		seen: Dict[str, int] = {}
 
-		def add(path: str, status: str, build_id: str = build_id, env: Dict = env,
-			seen: Dict[str, int] = seen, **kw) -> None:
+		def add(path: str, status: str, build_id: str = build_id, env: Dict[str, Any] = env,
+			seen: Dict[str, int] = seen, **kw: Any) -> None:
 			# Two parameters may sanitise to one path: ids stay unique.
 			n = seen[path] = seen.get(path, 0) + 1
 			tests.append(dict({'id': f'{build_id}:{path}' + (f'#{n}' if n > 1 else ''),
@@ -193,4 +196,4 @@ def kcidb_document(rdir: Path, summary: Dict[str, Any], runs: List[ArchRun],
 				  'params': list(c.params) or None, 'message': c.message or None,
 				  'name_known': c.named})
 	doc = {'version': KCIDB_VERSION, 'checkouts': [checkout], 'builds': builds, 'tests': tests}
-	return _clean(doc)
+	return cast(Dict[str, Any], _clean(doc))
