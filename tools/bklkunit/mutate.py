@@ -230,8 +230,17 @@ def failure_text(c: Case) -> str:
 	Case.summary()."""
 	lines = [l.strip() for l in c.diagnostics if l.strip()]
 	for i, line in enumerate(lines):
-		if 'FAILED at ' in line and i + 1 < len(lines):
-			return lines[i + 1].lstrip('# ')[:300]
+		if 'FAILED at ' not in line:
+			continue
+		# The expectation, its values and the case's own message, up to
+		# the next failure or the next line the test printed itself.
+		block = []
+		for l in lines[i + 1:]:
+			if 'FAILED at ' in l or l.startswith('#'):
+				break
+			block.append(l)
+		if block:
+			return ' '.join(block)[:300]
 	return c.summary()[:300]
 
 

@@ -353,6 +353,18 @@ def test_verdict_names_the_message_not_only_where_it_failed():
 			   'lookup_lock)']
 
 
+def test_verdict_gives_the_values_and_the_message_of_a_failed_expectation():
+	c = case('s.b', Outcome.FAIL)
+	c.diagnostics = ['    # s: EXPECTATION FAILED at fs/ufs/tests/rw_kunit.c:511',
+			 '    Expected err == -28, but', '        err == 0 (0x0)', '',
+			 'a task without CAP_SYS_RESOURCE wrote into the reserved space',
+			 '    # s: EXPECTATION FAILED at fs/ufs/tests/rw_kunit.c:513',
+			 '    Expected free == 1, but']
+	v, killers = mutate.judge(BASE, dict(BASE, **{'s.b': c}), ArchStatus.FAIL)
+	assert killers == ['s.b: PASS -> FAIL (Expected err == -28, but err == 0 (0x0) a task '
+			   'without CAP_SYS_RESOURCE wrote into the reserved space)']
+
+
 def test_verdict_survived_when_only_failing_cases_fail():
 	m = dict(BASE, **{'s.d': case('s.d', Outcome.FAIL)})
 	assert mutate.judge(BASE, m, ArchStatus.FAIL) == (mutate.Verdict.SURVIVED, [])
