@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from . import paths, rundir
+from . import covbaseline, paths, rundir
 from .errors import UserError
 from . import results
 from .results import MISS, RAN_TO_THE_END, RECORDED, ArchStatus, Recorded, Suite
@@ -273,7 +273,10 @@ def write_baselines(rdir: Path, kernel_tree: Path, bdir: Optional[Path],
 		p = baseline_path(dirs.get(a.profile) or default_dir(a.profile), a.arch)
 		paths.write_atomic(p, dumps(baseline_document(a)))
 		written.append(p)
-	return written, skipped
+	# run --coverage: each arch's per-file coverage beside its cases.
+	cw, cs = covbaseline.write(summary, dirs, default_dir(str(summary.get('profile') or 'default')),
+				   arches)
+	return written + cw, skipped + cs
 
 
 # ------------------------------------------------------------------- compare
@@ -486,7 +489,11 @@ def compare(rdir: Path, kernel_tree: Path, bdir: Optional[Path], probe: bool = T
 			print('\nCross-arch divergence (this run' + (f', profile {p}' if len(groups) > 1
 								     else '') + '):', file=out)
 			print('\n'.join(format_divergence(d)), file=out)
+	cov_dropped = covbaseline.compare(summary, dirs,
+					  default_dir(str(summary.get('profile') or 'default')), out)
 	bad = [c for c in comps if c.regressions or c.damaged]
+	if cov_dropped:
+		print('\ncompare: coverage dropped on ' + ', '.join(cov_dropped), file=out)
 	if bad:
 		print('\ncompare: ' + ', '.join(
 			f'{c.arch} {len(c.regressions)} regression(s)'
@@ -496,7 +503,7 @@ def compare(rdir: Path, kernel_tree: Path, bdir: Optional[Path], probe: bool = T
 			   if c.damaged else '') for c in bad), file=out)
 	else:
 		print('\ncompare: no regressions', file=out)
-	return (1 if bad else 0), comps, div
+	return (1 if bad or cov_dropped else 0), comps, div
 
 
 # ------------------------------------------------------------------- the verbs
@@ -538,6 +545,11 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 					   cache=paths.cache_dir(args.cache_dir))
 	for p in written:
 		doc = json.loads(p.read_text())
+		if 'cases' not in doc:
+			total = (doc.get('total') or {}).get('lines') or {}
+			print(f'{p}: coverage of {len(doc.get("files", {}))} files '
+			      f'({total.get("hit")}/{total.get("total")} lines)')
+			continue
 		counts: Dict[str, int] = {}
 		for s in doc['cases'].values():
 			counts[s] = counts.get(s, 0) + 1

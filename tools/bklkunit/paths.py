@@ -147,11 +147,16 @@ _UMASK = _umask()
 def write_atomic(path: Path, data: str) -> None:
 	"""Write a file whole or not at all: a temporary file beside it, then
 	one rename (a reader, or a job killed half-way, never sees it cut)."""
+	write_bytes_atomic(path, data.encode())
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+	"""write_atomic of bytes."""
 	path = Path(path)
 	path.parent.mkdir(parents=True, exist_ok=True)
 	fd, tmp = tempfile.mkstemp(prefix=f'.{path.name}.', suffix='.tmp', dir=path.parent)
 	try:
-		with os.fdopen(fd, 'w') as f:
+		with os.fdopen(fd, 'wb') as f:
 			f.write(data)
 		os.chmod(tmp, 0o666 & ~_UMASK)       # as open() would have made it
 		os.replace(tmp, path)
