@@ -139,7 +139,8 @@ def summarize(files: Dict[str, lcovinfo.FileCov], kunit_files: Sequence[str]) ->
 		entry: Dict[str, Any] = dict(c.as_dict())
 		entry['subsystem'] = coverage.subsystem_of(path)
 		entry['goal'] = path in coverage.GOAL_FILES
-		entry['uncovered'] = [[a, b] for a, b in f.uncovered_runs()[:REGIONS]]
+		entry['uncovered'] = [{'lines': [a, b], 'count': n, 'function': fn}
+				      for a, b, n, fn in f.uncovered_regions()[:REGIONS]]
 		entry['uncovered_functions'] = sorted(n for n, k in f.functions.items() if k == 0)
 		per_file[path] = entry
 		subs.setdefault(coverage.subsystem_of(path), lcovinfo.Counts()).add(c)

@@ -58,6 +58,24 @@ class FileCov:
 			functions=len(self.functions),
 			branches_hit=sum(1 for c in self.branches.values() if c), branches=len(self.branches))
 
+	def function_at(self, line: int) -> str:
+		"""The function a line is in: the last one that starts at or before it."""
+		best, at = '', -1
+		for name, ln in self.function_lines.items():
+			if at < ln <= line:
+				best, at = name, ln
+		return best
+
+	def uncovered_regions(self) -> List[Tuple[int, int, int, str]]:
+		"""uncovered_runs with their size: (first, last, instrumented lines
+		not executed, function), largest first."""
+		out = []
+		for a, b in self.uncovered_runs():
+			n = sum(1 for ln, c in self.lines.items() if a <= ln <= b and c == 0)
+			out.append((a, b, n, self.function_at(a)))
+		out.sort(key=lambda r: (-r[2], r[0]))
+		return out
+
 	def uncovered_runs(self) -> List[Tuple[int, int]]:
 		"""Runs of instrumented lines not executed, as (first, last) source
 		lines, largest (most instrumented lines) first."""
