@@ -49,6 +49,23 @@ BUILD_SUFFIX = '-coverage'
 ARCHES = ('x86_64', 'i386', 'arm', 'arm64', 'um')
 
 
+# The profiles a coverage run is built with, and why not the others.
+# faults adds reach: its failslab and fail_page_alloc cases walk error paths
+# (and build lib/kunit/fault.c).
+NOT_WITH_PROFILE: Dict[str, str] = {
+	'kasan': 'KASAN does not change which lines the suites reach, and its instrumentation '
+		 'and a 900 s guest timeout only make the run slower; use default or faults',
+	'kcsan': 'KCSAN would report the gcov counters themselves (plain increments from every '
+		 'CPU) as data races; use default or faults',
+}
+
+
+def profile_problem(profile: str) -> str:
+	"""Why --coverage cannot be combined with this profile, or ''."""
+	why = NOT_WITH_PROFILE.get(profile)
+	return f'--coverage with --profile {profile}: {why}' if why else ''
+
+
 def make_option() -> str:
 	"""GCOV_PROFILE for make's command line: y in the profiled directories
 	and below, n elsewhere.  A command-line variable overrides the

@@ -125,9 +125,13 @@ def series_kunit_files(ktree: Path) -> List[str]:
 		      if p.endswith('.c') and not coverage.is_test_file(p))
 
 
-def summarize(files: Dict[str, lcovinfo.FileCov], kunit_files: Sequence[str]) -> Dict[str, Any]:
+def summarize(files: Dict[str, lcovinfo.FileCov], kunit_files: Sequence[str],
+	      boot: Optional[Dict[str, lcovinfo.FileCov]] = None) -> Dict[str, Any]:
 	"""coverage.json: per measured file and subsystem, the totals, the goal
-	files against coverage.GOAL, each file's largest uncovered regions."""
+	files against coverage.GOAL, each file's largest uncovered regions, and
+	(boot: the boot that ran no suite) its lines only boot executed: the
+	initcalls, which no suite can reach."""
+	boot = boot or {}
 	per_file: Dict[str, Any] = {}
 	subs: Dict[str, lcovinfo.Counts] = {}
 	total = lcovinfo.Counts()
@@ -142,6 +146,11 @@ def summarize(files: Dict[str, lcovinfo.FileCov], kunit_files: Sequence[str]) ->
 		entry['uncovered'] = [{'lines': [a, b], 'count': n, 'function': fn}
 				      for a, b, n, fn in f.uncovered_regions()[:REGIONS]]
 		entry['uncovered_functions'] = sorted(n for n, k in f.functions.items() if k == 0)
+		b = boot.get(path)
+		only = sum(1 for ln, k in f.lines.items() if k == 0 and b and b.lines.get(ln, 0) > 0)
+		entry['boot_only_lines'] = only
+		entry['lines']['percent_without_boot_only'] = lcovinfo.percent(
+			c.lines_hit, c.lines - only)
 		per_file[path] = entry
 		subs.setdefault(coverage.subsystem_of(path), lcovinfo.Counts()).add(c)
 		total.add(c)
@@ -179,7 +188,7 @@ def report(arch: str, cov_dir: Path, build_dir: Path, ktree: Path, suites_gcda: 
 	_run(['genhtml', '--quiet', '--branch-coverage', '--function-coverage', '--legend',
 	      '--prefix', str(ktree), '--title', f'KUnit suites on {arch}, boot subtracted',
 	      '--output-directory', str(html), str(info)] + LCOV_RC[:2], log, 'genhtml')
-	doc = summarize(mine, kunit_files)
+	doc = summarize(mine, kunit_files, boot)
 	doc['arch'] = arch
 	doc['html'] = 'coverage/html/index.html'
 	paths.write_atomic(cov_dir / 'coverage.json', json.dumps(doc, indent=1) + '\n')

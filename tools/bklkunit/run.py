@@ -403,6 +403,10 @@ def check_arguments(args: argparse.Namespace, cache: Path, arches: List[str],
 	"""Every check of run's (and ab's) arguments that can be made before
 	anything is written: before packages, the tree, the
 	results directory or `latest` are touched, bad input is a UserError."""
+	if getattr(args, 'coverage', False):
+		problem = coverage.profile_problem(prof.name)
+		if problem:
+			raise UserError(problem)
 	for arch in arches:
 		if prof.supports(arch):
 			kunitconfigs(arch, args.kunitconfig, prof.name, getattr(args, 'coverage', False))

@@ -303,6 +303,16 @@ def test_subtract_leaves_what_the_suites_did():
 	assert mine.uncovered_regions() == [(30, 32, 3, 'ufs_get'), (10, 11, 2, 'ufs_init')]
 	again = lcovinfo.parse(lcovinfo.dumps([mine]))['/t/fs/ufs/inode.c']
 	assert again == mine
+	# Lines only the boot ran (the init function) are named, and left out
+	# of the second percentage.
+	mine.path = 'fs/ufs/inode.c'
+	doc = covreport.summarize({'fs/ufs/inode.c': mine}, [],
+				  {'fs/ufs/inode.c': boot['/t/fs/ufs/inode.c']})
+	f = doc['files']['fs/ufs/inode.c']
+	assert f['boot_only_lines'] == 2
+	assert f['lines']['percent'] == 37.5 and f['lines']['percent_without_boot_only'] == 50.0
+	assert f['uncovered'][0] == {'lines': [30, 32], 'count': 3, 'function': 'ufs_get'}
+	assert doc['goal']['below'] == ['fs/ufs/inode.c']
 
 
 def test_subtract_never_goes_below_zero():
@@ -385,3 +395,15 @@ def test_compare_flags_a_drop(tmp_path):
 				   tmp_path, io.StringIO()) == []
 	assert covbaseline.compare({'arches': [{'arch': 'x86_64', 'coverage': {'error': 'x'}}]},
 				   {}, tmp_path, io.StringIO()) == ['x86_64']
+
+
+def test_coverage_refused_with_kasan_and_kcsan(tmp_path, capsys):
+	from bklkunit import cli
+	for prof in ('kasan', 'kcsan'):
+		rc = cli.main(['run', '--coverage', '--profile', prof, '--cache-dir', str(tmp_path / 'c'),
+			       '--no-install', '--arch', 'x86_64'])
+		err = capsys.readouterr().err
+		assert rc == 2 and err.count('\n') == 1
+		assert f'--coverage with --profile {prof}:' in err
+	assert not (tmp_path / 'c').exists()
+	assert coverage.profile_problem('default') == coverage.profile_problem('faults') == ''
