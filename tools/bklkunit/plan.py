@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from . import coverage, paths, profiles, progress
+from . import coverage, paths, profiles, progress, umlgcov
 from .errors import UserError
 
 DEFAULT_TIMEOUT = 300
@@ -256,6 +256,8 @@ class ArchPlan:
 		cmd += [f'--make_options={m}' for m in make_options(self.arch, o.use_ccache)]
 		if o.coverage and coverage.uses_console(self.arch):
 			cmd.append(f'--make_options={coverage.make_option()}')
+		elif o.coverage:
+			cmd += [f'--make_options={m}' for m in umlgcov.make_options(self.build_dir)]
 		return cmd
 
 	def exec_command(self, extra: Sequence[str] = (), timeout: Optional[int] = None,

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar, Union
 
 from . import (baseline, buildstamp, coverage, covrun, deps, export, kernel_reports, ktap,
-	       kunit_tool, paths, plan, profiles, progress, rerun, rundir, tree)
+	       kunit_tool, paths, plan, profiles, progress, rerun, rundir, tree, umlgcov)
 from . import covtable
 from .console import parse_console
 from .errors import UserError
@@ -235,6 +235,8 @@ def _run_arch(p: ArchPlan, cache: Path) -> ArchResult:
 		rc = 0
 	else:
 		buildstamp.forget(build_dir)
+		if o.coverage and arch == 'um':
+			umlgcov.prepare(build_dir)      # gcc >= 8's libgcov and the kernel: one symbol
 		_progress(name, 'build')
 		rc = _stream(cmd, out / 'build.log', env, o.verbose, f'{name} build',
 			     o.progress_interval)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from bklkunit import (covbaseline, coverage, covreport, covtable, gcovdump, gcovinit,
-		      lcovinfo, plan)
+		      lcovinfo, plan, umlgcov)
 from bklkunit.export import html, kcidb
 from bklkunit.results import ArchResult, ArchRun, ArchStatus
 
@@ -89,6 +89,7 @@ def test_build_and_exec_commands(tmp_path):
 	u = plan.ArchPlan(tmp_path / 'linux', 'um', tmp_path / 'b', tmp_path / 'out', o,
 			  plan.kunitconfigs('um', (), with_coverage=True))
 	assert not any('GCOV_PROFILE' in a for a in u.build_command())
+	assert '--arch=um' in u.exec_command()
 	assert coverage.fragment('um').name == 'uml.config'
 	assert 'CONFIG_GCOV=y' in coverage.fragment('um').read_text().splitlines()
 
@@ -407,3 +408,40 @@ def test_coverage_refused_with_kasan_and_kcsan(tmp_path, capsys):
 		assert f'--coverage with --profile {prof}:' in err
 	assert not (tmp_path / 'c').exists()
 	assert coverage.profile_problem('default') == coverage.profile_problem('faults') == ''
+
+
+# ------------------------------------------------------- UML under gcc >= 8
+
+
+CLASH = 'char *mangle_path(char *s, const char *p, const char *e) { return s; }\n' \
+	'int main(void) { return 0; }\n'
+
+
+@pytest.mark.skipif(not (shutil.which('gcc') and shutil.which('objcopy')), reason='needs gcc')
+def test_uml_libgcov_clash_and_its_workaround(tmp_path):
+	"""A program that defines mangle_path, as the kernel does, does not link
+	with the compiler's libgcov (when that has the symbol: gcc >= 8), and
+	links with umlgcov's copy found through the -L the UML link line gets."""
+	src = tmp_path / 't.c'
+	src.write_text(CLASH)
+	plain = subprocess.run(['gcc', '-fprofile-arcs', '-o', str(tmp_path / 't'), str(src)],
+			       capture_output=True, text=True)
+	lib = umlgcov.prepare(tmp_path / 'build')
+	nm = subprocess.run(['nm', str(lib)], capture_output=True, text=True).stdout
+	if plain.returncode == 0:
+		assert ' T mangle_path' not in nm          # an older libgcov: nothing to do
+	else:
+		assert "multiple definition of `mangle_path'" in plain.stderr
+		assert ' t mangle_path' in nm and ' T mangle_path' not in nm
+	[opt] = umlgcov.make_options(tmp_path / 'build')
+	assert opt == f'CC_FLAGS_LTO=-L{lib.parent}'
+	fixed = subprocess.run(['gcc', '-fprofile-arcs', opt.split('=', 1)[1], '-o',
+				str(tmp_path / 't'), str(src)], capture_output=True, text=True)
+	assert fixed.returncode == 0, fixed.stderr
+
+
+def test_uml_build_command_has_the_libgcov_dir(tmp_path):
+	o = plan.RunOptions(coverage=True)
+	u = plan.ArchPlan(tmp_path / 'linux', 'um', tmp_path / 'b', tmp_path / 'out', o,
+			  plan.kunitconfigs('um', (), with_coverage=True))
+	assert f'--make_options=CC_FLAGS_LTO=-L{tmp_path}/b/bkl-coverage/libgcov' in u.build_command()

@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: GPL-2.0
+"""UML's CONFIG_GCOV under gcc >= 7 (docs/coverage.md#uml-under-gcc-12).
+
+CONFIG_GCOV links the UML kernel with the host's libgcov.  Since gcc 8,
+libgcov.a's _gcov.o (gcov-io.c built into it) defines a global
+`mangle_path`, a helper gcc itself uses at compile time for -fprofile-dir;
+the kernel has its own global `mangle_path` (fs/seq_file.c), and the link of
+vmlinux fails: "multiple definition of `mangle_path'" (seen with Debian 12's
+gcc 12.2).  Nothing in libgcov calls its copy (no relocation refers to it),
+so the run links with a copy of libgcov.a in which that symbol is local
+(objcopy --localize-symbol), found first through a -L on the link line.
+
+The -L goes in through the one variable of UML's link line
+(arch/um/Makefile: CFLAGS_vmlinux := $(LINK-y) $(LINK_WRAPS)
+$(LD_FLAGS_CMDLINE) $(CC_FLAGS_LTO)) that is empty without LTO, which UML
+does not have: CC_FLAGS_LTO, given on make's command line.  No kernel file
+is changed; the -L on the compiler's command line of other objects (none:
+without LTO, CC_FLAGS_LTO reaches no compile) would be ignored anyway.
+"""
+
+import shutil
+import subprocess
+from pathlib import Path
+from typing import List, Tuple
+
+from .errors import UserError
+
+# Globals of libgcov that the kernel defines too, and that libgcov never calls.
+LOCALIZE: Tuple[str, ...] = ('mangle_path',)
+
+
+def lib_dir(build_dir: Path) -> Path:
+	return build_dir / 'bkl-coverage' / 'libgcov'
+
+
+def make_options(build_dir: Path) -> List[str]:
+	return [f'CC_FLAGS_LTO=-L{lib_dir(build_dir)}']
+
+
+def prepare(build_dir: Path, cc: str = 'gcc') -> Path:
+	"""<build dir>/bkl-coverage/libgcov/libgcov.a: the compiler's, with
+	LOCALIZE made local.  Made anew each time (it is small)."""
+	src = subprocess.run([cc, '-print-file-name=libgcov.a'], capture_output=True,
+			     text=True).stdout.strip()
+	if not src or not Path(src).is_file():
+		raise UserError(f'coverage on UML: {cc} has no libgcov.a ({src or "not found"})')
+	d = lib_dir(build_dir)
+	d.mkdir(parents=True, exist_ok=True)
+	out = d / 'libgcov.a'
+	tmp = d / 'libgcov.a.tmp'
+	shutil.copyfile(src, tmp)
+	cmd = ['objcopy'] + [f'--localize-symbol={s}' for s in LOCALIZE] + [str(tmp)]
+	proc = subprocess.run(cmd, capture_output=True, text=True)
+	if proc.returncode != 0:
+		raise UserError(f'coverage on UML: {" ".join(cmd)} failed: {proc.stderr.strip()}')
+	tmp.replace(out)
+	return out
