@@ -38,9 +38,9 @@ def align(table: Sequence[Tuple[str, ...]]) -> str:
 	return '\n'.join(lines)
 
 
-def format_arch(arch: str, cov: Optional[Dict[str, Any]]) -> str:
+def format_arch(arch: str, cov: Optional[Dict[str, Any]], status: str = '') -> str:
 	if not cov:
-		return f'{arch}: no coverage'
+		return f'{arch}: no coverage' + (f' ({status}: not booted)' if status else '')
 	if cov.get('error'):
 		return f'{arch}: coverage not measured: {cov["error"]}'
 	head = f'{arch}: coverage of the suites (boot subtracted); * = a goal file'
@@ -48,4 +48,5 @@ def format_arch(arch: str, cov: Optional[Dict[str, Any]]) -> str:
 
 
 def format_run(results: Sequence[ArchResult]) -> str:
-	return '\n\n'.join(format_arch(r.arch, r.coverage) for r in results if r.counted)
+	return '\n\n'.join(format_arch(r.arch, r.coverage, '' if r.coverage else str(r.status))
+			   for r in results if r.counted)

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
-"""UML's CONFIG_GCOV under gcc >= 7 (docs/coverage.md#uml-under-gcc-12).
+"""UML's CONFIG_GCOV under gcc >= 7 (docs/coverage.md#uml-under-gcc-12):
+two problems, both worked around on the link line, no kernel file changed.
 
-CONFIG_GCOV links the UML kernel with the host's libgcov.  Since gcc 8,
+1. The link fails.  CONFIG_GCOV links the UML kernel with the host's libgcov.  Since gcc 8,
 libgcov.a's _gcov.o (gcov-io.c built into it) defines a global
 `mangle_path`, a helper gcc itself uses at compile time for -fprofile-dir;
 the kernel has its own global `mangle_path` (fs/seq_file.c), and the link of
@@ -10,7 +11,14 @@ gcc 12.2).  Nothing in libgcov calls its copy (no relocation refers to it),
 so the run links with a copy of libgcov.a in which that symbol is local
 (objcopy --localize-symbol), found first through a -L on the link line.
 
-The -L goes in through the one variable of UML's link line
+2. No .gcda file is written.  gcc >= 7 writes them from a destructor of
+priority 100 in each profiled object (section .fini_array.00100); UML's
+linker script (arch/um/kernel/dyn.lds.S) keeps only .fini_array, so the
+loader never runs them (the binary's FINI_ARRAYSZ is 8: one entry).  The
+link gets one more object, kunit/coverage/uml-gcov-dump.c compiled here,
+whose destructor in .fini_array calls libgcov's __gcov_dump().
+
+The -L and the object go in through the one variable of UML's link line
 (arch/um/Makefile: CFLAGS_vmlinux := $(LINK-y) $(LINK_WRAPS)
 $(LD_FLAGS_CMDLINE) $(CC_FLAGS_LTO)) that is empty without LTO, which UML
 does not have: CC_FLAGS_LTO, given on make's command line.  No kernel file
@@ -23,10 +31,12 @@ import subprocess
 from pathlib import Path
 from typing import List, Tuple
 
+from . import paths
 from .errors import UserError
 
 # Globals of libgcov that the kernel defines too, and that libgcov never calls.
 LOCALIZE: Tuple[str, ...] = ('mangle_path',)
+DUMP_SOURCE = paths.KUNIT_DIR / 'coverage' / 'uml-gcov-dump.c'
 
 
 def lib_dir(build_dir: Path) -> Path:
@@ -34,7 +44,8 @@ def lib_dir(build_dir: Path) -> Path:
 
 
 def make_options(build_dir: Path) -> List[str]:
-	return [f'CC_FLAGS_LTO=-L{lib_dir(build_dir)}']
+	d = lib_dir(build_dir)
+	return [f'CC_FLAGS_LTO=-L{d} {d / "uml-gcov-dump.o"}']
 
 
 def prepare(build_dir: Path, cc: str = 'gcc') -> Path:
@@ -54,4 +65,9 @@ def prepare(build_dir: Path, cc: str = 'gcc') -> Path:
 	if proc.returncode != 0:
 		raise UserError(f'coverage on UML: {" ".join(cmd)} failed: {proc.stderr.strip()}')
 	tmp.replace(out)
+	dump = d / 'uml-gcov-dump.o'
+	cmd = [cc, '-O2', '-fno-profile-arcs', '-c', '-o', str(dump), str(DUMP_SOURCE)]
+	proc = subprocess.run(cmd, capture_output=True, text=True)
+	if proc.returncode != 0:
+		raise UserError(f'coverage on UML: {" ".join(cmd)} failed: {proc.stderr.strip()}')
 	return out

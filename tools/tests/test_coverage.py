@@ -434,14 +434,41 @@ def test_uml_libgcov_clash_and_its_workaround(tmp_path):
 		assert "multiple definition of `mangle_path'" in plain.stderr
 		assert ' t mangle_path' in nm and ' T mangle_path' not in nm
 	[opt] = umlgcov.make_options(tmp_path / 'build')
-	assert opt == f'CC_FLAGS_LTO=-L{lib.parent}'
-	fixed = subprocess.run(['gcc', '-fprofile-arcs', opt.split('=', 1)[1], '-o',
-				str(tmp_path / 't'), str(src)], capture_output=True, text=True)
+	assert opt == f'CC_FLAGS_LTO=-L{lib.parent} {lib.parent}/uml-gcov-dump.o'
+	fixed = subprocess.run(['gcc', '-fprofile-arcs'] + opt.split('=', 1)[1].split()
+			       + ['-o', str(tmp_path / 't'), str(src)], capture_output=True, text=True)
 	assert fixed.returncode == 0, fixed.stderr
+
+
+
+
+@pytest.mark.skipif(not (shutil.which('gcc') and shutil.which('objcopy')), reason='needs gcc')
+def test_uml_gcov_dump_object_writes_the_counters(tmp_path):
+	"""A profiled program whose gcov destructors are lost (their
+	.fini_array.00100 renamed away, as UML's script leaves them out) writes
+	no .gcda; linked with umlgcov's object it does."""
+	src = tmp_path / 'p.c'
+	src.write_text('int f(int x) { return x ? 1 : 2; }\nint main(void) { return f(0) - 2; }\n')
+	obj = tmp_path / 'p.o'
+	subprocess.run(['gcc', '-fprofile-arcs', '-ftest-coverage', '-c', '-o', str(obj), str(src)],
+		       check=True, cwd=tmp_path)
+	subprocess.run(['objcopy', '--rename-section', '.fini_array.00100=.bkl_lost', str(obj)],
+		       check=True)
+	lib = umlgcov.prepare(tmp_path / 'build')
+	for extra, wrote in (([], False), ([str(lib.parent / 'uml-gcov-dump.o')], True)):
+		gcda = tmp_path / 'p.gcda'
+		if gcda.exists():
+			gcda.unlink()
+		exe = tmp_path / 'p'
+		subprocess.run(['gcc', '-fprofile-arcs', '-L', str(lib.parent), str(obj)] + extra
+			       + ['-o', str(exe)], check=True)
+		assert subprocess.run([str(exe)]).returncode == 0
+		assert gcda.exists() == wrote
 
 
 def test_uml_build_command_has_the_libgcov_dir(tmp_path):
 	o = plan.RunOptions(coverage=True)
 	u = plan.ArchPlan(tmp_path / 'linux', 'um', tmp_path / 'b', tmp_path / 'out', o,
 			  plan.kunitconfigs('um', (), with_coverage=True))
-	assert f'--make_options=CC_FLAGS_LTO=-L{tmp_path}/b/bkl-coverage/libgcov' in u.build_command()
+	d = f'{tmp_path}/b/bkl-coverage/libgcov'
+	assert f'--make_options=CC_FLAGS_LTO=-L{d} {d}/uml-gcov-dump.o' in u.build_command()
