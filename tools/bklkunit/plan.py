@@ -257,7 +257,7 @@ class ArchPlan:
 		if o.coverage and coverage.uses_console(self.arch):
 			cmd.append(f'--make_options={coverage.make_option()}')
 		elif o.coverage:
-			cmd += [f'--make_options={m}' for m in umlgcov.make_options(self.build_dir)]
+			cmd += [f'--make_options={m}' for m in umlgcov.make_options(self.ktree, self.build_dir)]
 		return cmd
 
 	def exec_command(self, extra: Sequence[str] = (), timeout: Optional[int] = None,

@@ -18,14 +18,15 @@ loader never runs them (the binary's FINI_ARRAYSZ is 8: one entry).  The
 link gets one more object, kunit/coverage/uml-gcov-dump.c compiled here,
 whose destructor in .fini_array calls libgcov's __gcov_dump().
 
-The -L and the object go in through the one variable of UML's link line
-(arch/um/Makefile: CFLAGS_vmlinux := $(LINK-y) $(LINK_WRAPS)
-$(LD_FLAGS_CMDLINE) $(CC_FLAGS_LTO)) that is empty without LTO, which UML
-does not have: CC_FLAGS_LTO, given on make's command line.  No kernel file
-is changed; the -L on the compiler's command line of other objects (none:
-without LTO, CC_FLAGS_LTO reaches no compile) would be ignored anyway.
+The -L and the object go in through LINK_WRAPS, a variable of UML's link
+line alone (arch/um/Makefile: CFLAGS_vmlinux := $(LINK-y) $(LINK_WRAPS)
+$(LD_FLAGS_CMDLINE) $(CC_FLAGS_LTO)), given on make's command line as the
+tree's own value (read from arch/um/Makefile) plus the two.  (CC_FLAGS_LTO,
+empty without LTO, also reaches the link of UML's vDSO, which must not get
+the object.)
 """
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -43,9 +44,20 @@ def lib_dir(build_dir: Path) -> Path:
 	return build_dir / 'bkl-coverage' / 'libgcov'
 
 
-def make_options(build_dir: Path) -> List[str]:
+def link_wraps(ktree: Path) -> str:
+	"""The tree's own LINK_WRAPS (arch/um/Makefile), '' when it has none."""
+	try:
+		text = (ktree / 'arch' / 'um' / 'Makefile').read_text()
+	except OSError:
+		return ''
+	m = re.search(r'^LINK_WRAPS\s*:?=\s*(.*)$', text, re.M)
+	return m.group(1).strip() if m else ''
+
+
+def make_options(ktree: Path, build_dir: Path) -> List[str]:
 	d = lib_dir(build_dir)
-	return [f'CC_FLAGS_LTO=-L{d} {d / "uml-gcov-dump.o"}']
+	return ['LINK_WRAPS=' + ' '.join(filter(None, [link_wraps(ktree), f'-L{d}',
+						      str(d / 'uml-gcov-dump.o')]))]
 
 
 def prepare(build_dir: Path, cc: str = 'gcc') -> Path:

@@ -433,9 +433,13 @@ def test_uml_libgcov_clash_and_its_workaround(tmp_path):
 	else:
 		assert "multiple definition of `mangle_path'" in plain.stderr
 		assert ' t mangle_path' in nm and ' T mangle_path' not in nm
-	[opt] = umlgcov.make_options(tmp_path / 'build')
-	assert opt == f'CC_FLAGS_LTO=-L{lib.parent} {lib.parent}/uml-gcov-dump.o'
-	fixed = subprocess.run(['gcc', '-fprofile-arcs'] + opt.split('=', 1)[1].split()
+	um = tmp_path / 'linux' / 'arch' / 'um'
+	um.mkdir(parents=True)
+	(um / 'Makefile').write_text('LINK_WRAPS = -Wl,--wrap,malloc -Wl,--wrap,free\n')
+	[opt] = umlgcov.make_options(tmp_path / 'linux', tmp_path / 'build')
+	assert opt == (f'LINK_WRAPS=-Wl,--wrap,malloc -Wl,--wrap,free -L{lib.parent} '
+		       f'{lib.parent}/uml-gcov-dump.o')
+	fixed = subprocess.run(['gcc', '-fprofile-arcs'] + opt.split()[2:]
 			       + ['-o', str(tmp_path / 't'), str(src)], capture_output=True, text=True)
 	assert fixed.returncode == 0, fixed.stderr
 
@@ -471,4 +475,4 @@ def test_uml_build_command_has_the_libgcov_dir(tmp_path):
 	u = plan.ArchPlan(tmp_path / 'linux', 'um', tmp_path / 'b', tmp_path / 'out', o,
 			  plan.kunitconfigs('um', (), with_coverage=True))
 	d = f'{tmp_path}/b/bkl-coverage/libgcov'
-	assert f'--make_options=CC_FLAGS_LTO=-L{d} {d}/uml-gcov-dump.o' in u.build_command()
+	assert f'--make_options=LINK_WRAPS=-L{d} {d}/uml-gcov-dump.o' in u.build_command()
