@@ -520,6 +520,9 @@ def add_arguments(p: argparse.ArgumentParser, verb: str) -> None:
 	if verb == 'baseline':
 		p.add_argument('--arch', default=None,
 			       help='record only these arches (comma list; default: every arch of the run)')
+		p.add_argument('--coverage-only', action='store_true',
+			       help='of a `run --coverage`, record only the coverage baselines '
+				    '(<baseline dir>/coverage/<arch>.json), not the cases')
 
 
 def _rdir(args: argparse.Namespace) -> Path:
@@ -531,7 +534,9 @@ def _rdir(args: argparse.Namespace) -> Path:
 def cmd_baseline(args: argparse.Namespace) -> int:
 	rdir = _rdir(args)
 	summary = rundir.load_summary(rdir)
-	ktree = kernel_tree_for(summary, args.tree)
+	coverage_only = bool(getattr(args, 'coverage_only', False))
+	# The consoles are not read for coverage baselines alone.
+	ktree = Path(args.tree or '') if coverage_only else kernel_tree_for(summary, args.tree)
 	arches = None
 	if args.arch:
 		try:
@@ -541,8 +546,13 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 	named = Path(args.baseline_dir).resolve() if args.baseline_dir else None
 	for d in profile_dirs(named, summary).values():
 		paths.usable_dir(d, 'baseline directory')
-	written, skipped = write_baselines(rdir, ktree, named, arches,
-					   cache=paths.cache_dir(args.cache_dir))
+	if coverage_only:
+		written, skipped = covbaseline.write(
+			summary, profile_dirs(named, summary),
+			default_dir(str(summary.get('profile') or 'default')), arches)
+	else:
+		written, skipped = write_baselines(rdir, ktree, named, arches,
+						   cache=paths.cache_dir(args.cache_dir))
 	for p in written:
 		doc = json.loads(p.read_text())
 		if 'cases' not in doc:

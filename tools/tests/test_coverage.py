@@ -476,3 +476,22 @@ def test_uml_build_command_has_the_libgcov_dir(tmp_path):
 			  plan.kunitconfigs('um', (), with_coverage=True))
 	d = f'{tmp_path}/b/bkl-coverage/libgcov'
 	assert f'--make_options=LINK_WRAPS=-L{d} {d}/uml-gcov-dump.o' in u.build_command()
+
+
+def test_baseline_coverage_only_writes_no_case_baseline(tmp_path, capsys):
+	from bklkunit import cli
+	rdir = tmp_path / 'r'
+	rdir.mkdir()
+	entry = {'arch': 'x86_64', 'status': 'PASS', 'passed': 1, 'failed': 0, 'skipped': 0,
+		 'crashed': 0, 'coverage': COV}
+	(rdir / 'summary.json').write_text(json.dumps({'tree': str(tmp_path), 'profile': 'default',
+						       'arches': [entry]}))
+	bdir = tmp_path / 'b'
+	bdir.mkdir()
+	rc = cli.main(['baseline', '--coverage-only', '--baseline-dir', str(bdir), str(rdir),
+		       '--tree', str(tmp_path)])
+	assert rc == 0, capsys.readouterr().err
+	assert sorted(p.relative_to(bdir).as_posix() for p in bdir.rglob('*.json')) == \
+		['coverage/x86_64.json']
+	doc = json.loads((bdir / 'coverage' / 'x86_64.json').read_text())
+	assert doc['files']['fs/ufs/inode.c']['lines']['percent'] == 80.0
