@@ -32,11 +32,14 @@ CI_OUT ?= .gitlab-ci.yml
 MUTATE_ARCH ?= x86_64
 SUBSYSTEM ?=
 SITE ?=
+# `make coverage [COVERAGE_ARCH=x86_64,arm,um]`: gcov of the subsystems from the
+# suites alone (docs/coverage.md); a build of its own per arch, never in `make test`.
+COVERAGE_ARCH ?= x86_64,arm,um
 # `make check-series SERIES_OPTS='--all-arches --from-patch 50'`: more of
 # check-series' options (docs/series-checks.md).
 SERIES_OPTS ?=
 
-.PHONY: all run ab test test-profiles pytest mypy prepare export check-series deps clean distclean help bench merge ci-config mutate
+.PHONY: all run ab test test-profiles pytest mypy prepare export check-series deps clean distclean help bench merge ci-config mutate coverage
 
 all: help
 
@@ -53,6 +56,9 @@ help:
 	@echo 'make bench [ARCH=x86_64]  plain kunit.py vs our run: cold, warm, one-test edit (docs/speed.md)'
 	@echo 'make mutate [SUBSYSTEM=ufs|appletalk|autofs] [SITE=filter] [PROFILE=default|kcsan] [MUTATE_ARCH=x86_64]'
 	@echo '                         each lock site taken out in turn: killed, survived or did not build (docs/mutate.md)'
+	@echo 'make coverage [COVERAGE_ARCH=x86_64,arm,um] [FILTER=glob]'
+	@echo '                         gcov line/function/branch coverage of ufs, appletalk, autofs from the'
+	@echo '                         suites alone: page table, genhtml per arch (docs/coverage.md)'
 	@echo 'make prepare             unpack the distro tree into the cache and apply the series'
 	@echo 'make export              write the work tree commits back to kernel-patches/'
 	@echo 'make check-series [SERIES_OPTS=...]  apply, checkpatch --strict, per-patch build and boot,'
@@ -91,6 +97,10 @@ bench:
 mutate:
 	$(KUNIT) mutate --arch=$(MUTATE_ARCH) --profile=$(PROFILE) \
 		$(if $(SUBSYSTEM),--subsystem=$(SUBSYSTEM)) $(if $(SITE),--site='$(SITE)')
+
+# Coverage (docs/coverage.md): builds of their own and two boots per arch, so not in `make test`.
+coverage:
+	$(KUNIT) run --coverage --arch=$(COVERAGE_ARCH) --profile=$(PROFILE) $(FILTER)
 
 pytest:
 	$(PYTHON) -m pytest -q -p no:cacheprovider tools/tests

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, TextIO, Tuple, cast
 
-from . import atomic, paths, rundir
+from . import atomic, covbaseline, paths, rundir
 from .errors import UserError
 from . import results
 from .results import MISS, RAN_TO_THE_END, RECORDED, ArchStatus, Recorded, Suite
@@ -290,7 +290,10 @@ def write_baselines(rdir: Path, kernel_tree: Path, bdir: Optional[Path],
 		p = baseline_path(dirs.get(a.profile) or default_dir(a.profile), a.arch)
 		atomic.write_text(p, dumps(baseline_document(a)))
 		written.append(p)
-	return written, skipped
+	# run --coverage: each arch's per-file coverage beside its cases.
+	cw, cs = covbaseline.write(summary, dirs, default_dir(str(summary.get('profile') or 'default')),
+				   arches)
+	return written + cw, skipped + cs
 
 
 # ------------------------------------------------------------------- compare
@@ -503,7 +506,11 @@ def compare(rdir: Path, kernel_tree: Path, bdir: Optional[Path], probe: bool = T
 			print('\nCross-arch divergence (this run' + (f', profile {p}' if len(groups) > 1
 								     else '') + '):', file=out)
 			print('\n'.join(format_divergence(d)), file=out)
+	cov_dropped = covbaseline.compare(summary, dirs,
+					  default_dir(str(summary.get('profile') or 'default')), out)
 	bad = [c for c in comps if c.regressions or c.damaged]
+	if cov_dropped:
+		print('\ncompare: coverage dropped on ' + ', '.join(cov_dropped), file=out)
 	if bad:
 		print('\ncompare: ' + ', '.join(
 			f'{c.arch} {len(c.regressions)} regression(s)'
@@ -513,7 +520,7 @@ def compare(rdir: Path, kernel_tree: Path, bdir: Optional[Path], probe: bool = T
 			   if c.damaged else '') for c in bad), file=out)
 	else:
 		print('\ncompare: no regressions', file=out)
-	return (1 if bad else 0), comps, div
+	return (1 if bad or cov_dropped else 0), comps, div
 
 
 # ------------------------------------------------------------------- the verbs
@@ -530,6 +537,9 @@ def add_arguments(p: argparse.ArgumentParser, verb: str) -> None:
 	if verb == 'baseline':
 		p.add_argument('--arch', default=None,
 			       help='record only these arches (comma list; default: every arch of the run)')
+		p.add_argument('--coverage-only', action='store_true',
+			       help='of a `run --coverage`, record only the coverage baselines '
+				    '(<baseline dir>/coverage/<arch>.json), not the cases')
 
 
 def _rdir(args: argparse.Namespace) -> Path:
@@ -541,7 +551,9 @@ def _rdir(args: argparse.Namespace) -> Path:
 def cmd_baseline(args: argparse.Namespace) -> int:
 	rdir = _rdir(args)
 	summary = rundir.load_summary(rdir)
-	ktree = kernel_tree_for(summary, args.tree)
+	coverage_only = bool(getattr(args, 'coverage_only', False))
+	# The consoles are not read for coverage baselines alone.
+	ktree = Path(args.tree or '') if coverage_only else kernel_tree_for(summary, args.tree)
 	arches = None
 	if args.arch:
 		try:
@@ -551,10 +563,20 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 	named = Path(args.baseline_dir).resolve() if args.baseline_dir else None
 	for d in profile_dirs(named, summary).values():
 		paths.usable_dir(d, 'baseline directory')
-	written, skipped = write_baselines(rdir, ktree, named, arches,
-					   cache=paths.cache_dir(args.cache_dir))
+	if coverage_only:
+		written, skipped = covbaseline.write(
+			summary, profile_dirs(named, summary),
+			default_dir(str(summary.get('profile') or 'default')), arches)
+	else:
+		written, skipped = write_baselines(rdir, ktree, named, arches,
+						   cache=paths.cache_dir(args.cache_dir))
 	for p in written:
 		doc = json.loads(p.read_text())
+		if 'cases' not in doc:
+			total = (doc.get('total') or {}).get('lines') or {}
+			print(f'{p}: coverage of {len(doc.get("files", {}))} files '
+			      f'({total.get("hit")}/{total.get("total")} lines)')
+			continue
 		counts: Dict[str, int] = {}
 		for s in doc['cases'].values():
 			counts[s] = counts.get(s, 0) + 1

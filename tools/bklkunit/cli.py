@@ -38,7 +38,7 @@ design, docs/results.md how to read results (and the --json shape)."""
 # run's (and ab's) options in groups for `run --help`; an option of run
 # that no group names fails tools/tests/test_cli.py.
 RUN_GROUPS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
-	('what to run', ('--arch', '--profile', '--tree', '--apply-series', '--a-side')),
+	('what to run', ('--arch', '--profile', '--coverage', '--tree', '--apply-series', '--a-side')),
 	('the build', ('--jobs', '--parallel', '--kunitconfig', '--kconfig-add', '--no-ccache',
 		       '--ccache-dir', '--build-dir', '--always-build')),
 	('the guest', ('--timeout', '--suite-timeout', '--smp', '--qemu-args', '--rerun-failures',

@@ -16,6 +16,8 @@ BUILD_PACKAGES = ['git', 'make', 'gcc', 'libc6-dev', 'flex', 'bison', 'bc',
 # What running the suites needs beyond building: nothing (the UFS images are
 # carried in the kernel; makefs is needed only to check and remake them).
 RUN_PACKAGES: List[str] = []
+# run --coverage: lcov (geninfo, genhtml) for the reports (docs/coverage.md).
+COVERAGE_PACKAGES = ['lcov']
 # What `make test` needs beyond that.
 # checkpatch's SPDX check (scripts/spdxcheck.py), for check-series; and
 # git send-email (with the Mail::Address it needs) for its mail check.

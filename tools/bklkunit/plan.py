@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from . import paths, profiles, progress
+from . import coverage, paths, profiles, progress, umlgcov
 from .errors import UserError
 
 DEFAULT_TIMEOUT = 300
@@ -64,15 +64,19 @@ def profile_named(name: str) -> profiles.Profile:
 	return profiles.PROFILES.get(name) or profiles.Profile(name, '')
 
 
-def kunitconfigs(arch: str, extra: Sequence[str], profile: str = profiles.DEFAULT) -> List[Path]:
+def kunitconfigs(arch: str, extra: Sequence[str], profile: str = profiles.DEFAULT,
+		 with_coverage: bool = False) -> List[Path]:
 	"""The repo's .kunitconfig, the default debug profile, the profile's own
-	fragment, the arch fragment, the user's."""
+	fragment, the arch fragment, the coverage fragment (with_coverage), the
+	user's."""
 	out = [paths.KUNITCONFIG, paths.KUNIT_DIR / 'profiles' / 'default.config']
 	if profile != profiles.DEFAULT:
 		out.append(paths.KUNIT_DIR / 'profiles' / f'{profile}.config')
 	frag = paths.KUNIT_DIR / 'arch' / f'{arch}.config'
 	if frag.exists():
 		out.append(frag)
+	if with_coverage:
+		out.append(coverage.fragment(arch))
 	out.extend(Path(e).resolve() for e in extra)
 	for p in out:
 		if not p.exists():
@@ -123,6 +127,8 @@ class RunOptions:
 	rerun_failures: int = 0
 	crash_rerun: bool = True
 	exec_grace: float = EXEC_GRACE           # not an option: EXEC_GRACE, or a test's
+	# --coverage: gcov of the subsystems (coverage.py, docs/coverage.md).
+	coverage: bool = False
 	# kunit.py exec --filter (KUnit's test attributes, e.g. 'speed>slow'),
 	# with --filter_action=skip: the cases it leaves out are reported as
 	# skipped, not dropped ('' for none).  check-series' boots use it.
@@ -154,6 +160,7 @@ class RunOptions:
 			progress_interval=a.get('progress_interval', PROGRESS_INTERVAL),
 			rerun_failures=a.get('rerun_failures', 0) or 0,
 			crash_rerun=not a.get('no_crash_rerun', False),
+			coverage=bool(a.get('coverage', False)),
 			exec_grace=EXEC_GRACE)
 
 	def with_jobs(self, jobs: int) -> 'RunOptions':
@@ -211,6 +218,9 @@ class ArchPlan:
 	options: RunOptions
 	fragments: List[Path]           # kunitconfig fragments, in order
 	tag: str = ''                   # shown after the arch in progress lines ('ab' sides)
+	# --coverage on a QEMU arch: the qemu_config kunit.py exec boots with
+	# (gcovinit.py: the tree's, with the initramfs), instead of --arch.
+	qemu_config: Optional[Path] = None
 
 	@property
 	def name(self) -> str:
@@ -220,9 +230,12 @@ class ArchPlan:
 		"""The tree's own kunit_tool, under this interpreter."""
 		return [sys.executable, str(self.ktree / 'tools/testing/kunit/kunit.py')]
 
-	def common(self) -> List[str]:
-		"""The options build and exec share: arch, build directory, cross compiler."""
-		out = [f'--arch={self.arch}', f'--build_dir={self.build_dir}']
+	def common(self, booting: bool = False) -> List[str]:
+		"""The options build and exec share: arch (for a boot, the
+		qemu_config when there is one), build directory, cross compiler."""
+		where = (f'--qemu_config={self.qemu_config}' if booting and self.qemu_config
+			 else f'--arch={self.arch}')
+		out = [where, f'--build_dir={self.build_dir}']
 		cross = paths.ARCHES[self.arch].cross_compile
 		if cross:
 			out.append(f'--cross_compile={cross}')
@@ -241,6 +254,10 @@ class ArchPlan:
 		cmd += [f'--kunitconfig={k}' for k in self.fragments]
 		cmd += [f'--kconfig_add={k}' for k in o.kconfig_add]
 		cmd += [f'--make_options={m}' for m in make_options(self.arch, o.use_ccache)]
+		if o.coverage and coverage.uses_console(self.arch):
+			cmd.append(f'--make_options={coverage.make_option()}')
+		elif o.coverage:
+			cmd += [f'--make_options={m}' for m in umlgcov.make_options(self.ktree, self.build_dir)]
 		return cmd
 
 	def exec_command(self, extra: Sequence[str] = (), timeout: Optional[int] = None,
@@ -249,7 +266,7 @@ class ArchPlan:
 		attribute filter (its cases skipped), the profile's and the vCPU
 		options, then extra (a filter glob, --list_tests)."""
 		t = self.options.guest_timeout() if timeout is None else timeout
-		cmd = self.kunit() + ['exec'] + self.common() + [f'--timeout={t}']
+		cmd = self.kunit() + ['exec'] + self.common(booting=True) + [f'--timeout={t}']
 		if json is not None:
 			cmd.append(f'--json={json}')
 		if self.options.attr_filter:

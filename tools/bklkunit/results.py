@@ -227,6 +227,8 @@ class ArchRun:
 	# one (slot_name).  '' : the arch's name.
 	profile: str = DEFAULT_PROFILE
 	slot: str = ''
+	# run --coverage: the arch's entry (covreport.entry, or {'error': why}).
+	coverage: Dict[str, Any] = field(default_factory=dict)
 
 	@property
 	def name(self) -> str:
@@ -332,6 +334,9 @@ class ArchResult:
 	# Each boot after the first has its own "started" in boots.
 	build_started: str = ''
 	boot_started: str = ''
+	# run --coverage: covreport.entry() of the arch (totals, per subsystem and
+	# file, the HTML), or {'error': why}; {} without --coverage.
+	coverage: Dict[str, Any] = field(default_factory=dict)
 
 	@property
 	def ok(self) -> bool:

@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar, Union
 
-from . import (atomic, baseline, buildstamp, deps, export, kernel_reports, ktap, kunit_tool, paths,
-	       plan, profiles, progress, rerun, rundir, tree)
+from . import (atomic, baseline, buildstamp, coverage, covrun, deps, export, kernel_reports,
+	       ktap, kunit_tool, paths, plan, profiles, progress, rerun, rundir, tree, umlgcov)
+from . import covtable
 from .console import parse_console
 from .errors import UserError
 from .plan import (DEFAULT_SMP, DEFAULT_SUITE_TIMEOUT, DEFAULT_TIMEOUT, PROGRESS_INTERVAL,
@@ -165,6 +166,15 @@ def add_arguments(p: argparse.ArgumentParser, one_tree: bool = True) -> None:
 	p.add_argument('--smp', type=at_least(1), default=DEFAULT_SMP, metavar='N',
 		       help=f'vCPUs of every guest (default {DEFAULT_SMP}: the race and stress '
 			    'cases need a second CPU to race on)')
+	if not one_tree:
+		p.set_defaults(coverage=False)
+	else:
+		p.add_argument('--coverage', action='store_true',
+			       help='gcov line, function and branch coverage of fs/ufs, '
+				    'net/appletalk, fs/autofs and the series\' lib/kunit files, from the '
+				    'suites alone (a second boot that runs none is subtracted); built in '
+				    'a directory of its own; HTML per arch and a table on the page '
+				    '(docs/coverage.md)')
 	p.add_argument('--profile', default=profiles.DEFAULT, choices=list(profiles.PROFILES),
 		       help='debug profile: kunit/profiles/default.config plus <profile>.config, '
 			    'built in a directory of its own; an arch that cannot have it is '
@@ -193,7 +203,8 @@ def run_arch(ktree: Path, arch: str, build_dir: Path, out: Path,
 	if not isinstance(options, RunOptions):
 		options = RunOptions.from_args(options)
 	if fragments is None:
-		fragments = kunitconfigs(arch, options.kunitconfig, options.profile.name)
+		fragments = kunitconfigs(arch, options.kunitconfig, options.profile.name,
+					 options.coverage)
 	p = ArchPlan(ktree, arch, build_dir, out, options, fragments, tag)
 	with paths.locked(build_dir.parent / f'{build_dir.name}.lock',
 			  f'the build directory {build_dir}'):
@@ -224,6 +235,8 @@ def _run_arch(p: ArchPlan, cache: Path) -> ArchResult:
 		rc = 0
 	else:
 		buildstamp.forget(build_dir)
+		if o.coverage and arch == 'um':
+			umlgcov.prepare(build_dir)      # gcc >= 8's libgcov and the kernel: one symbol
 		_progress(name, 'build')
 		rc = _stream(cmd, out / 'build.log', env, o.verbose, f'{name} build',
 			     o.progress_interval)
@@ -237,7 +250,20 @@ def _run_arch(p: ArchPlan, cache: Path) -> ArchResult:
 			out / 'build.log', 15)
 		return res
 	res.config_hash = baseline.file_sha256(build_dir / '.config')
-	return boot(p, res, env)
+	if not o.coverage:
+		return boot(p, res, env)
+	problem = ''
+	try:
+		covrun.prepare(p)
+	except UserError as e:
+		problem = str(e)
+	if problem:
+		res = boot(p, res, env)
+		res.coverage = {'error': problem}
+		return res
+	res = boot(p, res, env)
+	covrun.finish(p, res, env, res.coverage.get('error'))
+	return res
 
 
 def boot(p: ArchPlan, res: ArchResult, env: Dict[str, str]) -> ArchResult:
@@ -265,12 +291,18 @@ def boot(p: ArchPlan, res: ArchResult, env: Dict[str, str]) -> ArchResult:
 	res.boot_started = now()
 	# An outer deadline: kunit.py exec parses the live console with the
 	# tree's kunit_parser, which loops for ever on some garbled consoles.
-	rc = _stream(cmd, out / 'kunit.log', env, o.verbose, f'{name} boot', o.progress_interval,
-		     deadline=p.exec_deadline())
+	rc = _stream(cmd, out / 'kunit.log',
+		     covrun.boot_env(p, env, covrun.SUITES) if o.coverage else env,
+		     o.verbose, f'{name} boot', o.progress_interval, deadline=p.exec_deadline())
 	res.run_seconds = time.time() - t0
 	t0 = time.time()
 	atomic.write_bytes(out / 'console.log',
 			   console_src.read_bytes() if console_src.exists() else b'')
+	if o.coverage:
+		# The counters out of the console (QEMU) or the build directory
+		# (UML) before anything reads it.
+		problem = covrun.after_boot(p, out / 'console.log', covrun.SUITES)
+		res.coverage = {'error': problem} if problem else {}
 	console = (out / 'console.log').read_text(errors='replace').splitlines(keepends=True)
 	# One pass of the tree's kunit_parser for the verdict and the cases.
 	parsed = kunit_tool.documents(ktree, console)
@@ -371,9 +403,13 @@ def check_arguments(args: argparse.Namespace, cache: Path, arches: List[str],
 	"""Every check of run's (and ab's) arguments that can be made before
 	anything is written: before packages, the tree, the
 	results directory or `latest` are touched, bad input is a UserError."""
+	if getattr(args, 'coverage', False):
+		problem = coverage.profile_problem(prof.name)
+		if problem:
+			raise UserError(problem)
 	for arch in arches:
 		if prof.supports(arch):
-			kunitconfigs(arch, args.kunitconfig, prof.name)
+			kunitconfigs(arch, args.kunitconfig, prof.name, getattr(args, 'coverage', False))
 	if args.tree:
 		ktree = Path(args.tree).resolve()
 		if not (ktree / 'tools/testing/kunit/kunit.py').exists():
@@ -571,11 +607,13 @@ def _main(args: argparse.Namespace, held: contextlib.ExitStack) -> int:
 	prof = profiles.get(args.profile)
 	cache = paths.cache_dir(args.cache_dir)
 	check_arguments(args, cache, arches, prof)
+	with_coverage = bool(getattr(args, 'coverage', False))
 	# Where the run's own time goes (summary.json "timings"; `bench` reads it).
 	timings: Dict[str, float] = {}
 	t0 = time.time()
 	started = now()
-	deps.ensure(deps.for_arches([a for a in arches if prof.supports(a)] or arches),
+	deps.ensure(deps.for_arches([a for a in arches if prof.supports(a)] or arches)
+		    + (deps.COVERAGE_PACKAGES if with_coverage else []),
 		    allow_install=not args.no_install)
 	timings['deps'] = time.time() - t0
 	t1 = time.time()
@@ -596,7 +634,8 @@ def _main(args: argparse.Namespace, held: contextlib.ExitStack) -> int:
 		if args.build_dir:
 			bdir = Path(args.build_dir).resolve() / arch
 		else:
-			bdir = cache / 'build' / profiles.build_key(key, prof.name) / arch
+			bdir = (cache / 'build' / (profiles.build_key(key, prof.name)
+						   + (coverage.BUILD_SUFFIX if with_coverage else '')) / arch)
 		bdir.parent.mkdir(parents=True, exist_ok=True)
 		try:
 			r = run_arch(ktree, arch, bdir, rdir / arch, arch_options, cache)
@@ -656,6 +695,11 @@ def _main(args: argparse.Namespace, held: contextlib.ExitStack) -> int:
 	      + (f'; profile {prof.name} not supported (SKIPPED_PROFILE, not counted): '
 		 f'{", ".join(skipped)}' if skipped else ''))
 	rc = 1 if bad else 0
+	if with_coverage:
+		print()
+		print(covtable.format_run(results))
+		if any(r.counted and r.coverage.get('error') for r in results):
+			rc = 1
 	if args.compare:
 		print()
 		bdir = (Path(args.baseline_dir).resolve() if args.baseline_dir

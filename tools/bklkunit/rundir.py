@@ -455,6 +455,8 @@ def load_run(rdir: Path, kernel_tree: Path, environment: Optional[Dict[str, Dict
 			    profile=entry_profile(summary, entry), slot=slot)
 		r.build_seconds = _seconds(entry.get('build_seconds'))
 		r.run_seconds = _seconds(entry.get('run_seconds'))
+		cov = entry.get('coverage')
+		r.coverage = cov if isinstance(cov, dict) else {}
 		verdict = load_verdict(adir, entry)
 		# Older results have neither: no start times then.
 		r.build_started = parse_time(entry.get('build_started') or verdict.get('build_started'))

@@ -58,7 +58,9 @@ for a in rest:
 		opts.setdefault(k, []).append(v)
 	else:
 		positional.append(a)
-arch = opts['arch'][0]
+# A coverage boot names its arch by its qemu_config (bkl_coverage_<arch>.py).
+arch = (opts['arch'][0] if 'arch' in opts
+	else Path(opts['qemu_config'][0]).stem.replace('bkl_coverage_', ''))
 listing = '--list_tests' in positional
 glob = ([p for p in positional if not p.startswith('--')] or [''])[0]
 '''

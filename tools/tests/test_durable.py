@@ -109,6 +109,8 @@ IN_PLACE = {
 	('seriesmodules.py', "log.write_text('')"),
 	('seriesmodules.py', "with open(log, 'a') as f:"),
 	('seriescheck.py', "with open(log, 'a') as f:"),
+	('covreport.py', "log.write_text('')"),
+	('covreport.py', "with open(log, 'a') as f:"),
 	('merge.py', 'os.rename(tmp, out)'),
 	('tree.py', 'src.rename(dest)'),
 	('fixtures.py', "with open(root / path, 'wb') as fh:"),

@@ -937,3 +937,65 @@ def test_run_parallel_interrupted_stops_the_other_arches_commands(fake, monkeypa
 				     one)
 	assert stopped == [True]
 	assert not run.progress._stopping.is_set() and run.progress.LINES_ONLY is False
+
+
+# ------------------------------------------------------------- --coverage
+
+
+def test_run_arch_coverage_wiring(fake, monkeypatch, tmp_path):
+	"""--coverage: its fragment and make variable in the build, the
+	qemu_config in both boots, the dump out of console.log, a second boot
+	with the glob that matches no suite, and res.coverage from the report
+	(lcov itself is not run here: test_coverage.py reads its output)."""
+	import base64
+	from bklkunit import coverage, covreport, gcovdump, gcovinit
+	bdir = fake.cache / 'build' / 'debian' / 'x86_64'
+	data = b'adcg' + bytes(200)
+	dump = ['BKL-GCOV BEGIN 1\n',
+		f'BKL-GCOV FILE {bdir}/fs/ufs/inode.gcda {len(data)} {gcovdump.fnv1a32(data):08x}\n',
+		f'BKL-GCOV D {base64.b64encode(data).decode()}\n', 'BKL-GCOV END\n',
+		'BKL-GCOV DONE 1 0\n']
+	fake.scenario('x86_64', console=read_data('console_pass.log') + ''.join(dump))
+	(fake.repo / 'kunit' / 'coverage').mkdir()
+	(fake.repo / 'kunit' / 'coverage' / 'gcov.config').write_text('CONFIG_GCOV_KERNEL=y\n')
+	cfg = tmp_path / 'bkl_coverage_x86_64.py'
+	monkeypatch.setattr(gcovinit, 'prepare', lambda ktree, arch, b: gcovinit.Initramfs(
+		tmp_path / 'initramfs.cpio', cfg))
+	seen = {}
+
+	def report(arch, cov_dir, build_dir, ktree, suites, boot):
+		seen['suites'] = sorted(p.relative_to(suites).as_posix() for p in suites.rglob('*.gcda'))
+		seen['boot'] = sorted(p.relative_to(boot).as_posix() for p in boot.rglob('*.gcda'))
+		return {'total': {}, 'subsystems': {}, 'files': {}, 'goal': {'below': []},
+			'html': 'coverage/html/index.html'}
+	monkeypatch.setattr(covreport, 'report', report)
+	r, out = fake.run_arch('x86_64', '--coverage')
+	assert r.status == 'PASS', r.reason
+	assert r.coverage['html'] == 'coverage/html/index.html' and 'error' not in r.coverage
+	[build] = fake.calls('build')
+	assert f'--make_options={coverage.make_option()}' in build['argv']
+	assert f'--kunitconfig={fake.repo}/kunit/coverage/gcov.config' in build['argv']
+	first, second = fake.calls('exec', None)
+	for call in (first, second):
+		assert f'--qemu_config={cfg}' in call['argv']
+	assert coverage.BOOT_ONLY_GLOB in second['argv'] and coverage.BOOT_ONLY_GLOB not in first['argv']
+	# The dump is out of the console the verdict was read from.
+	assert (out / 'console.log').read_text() == read_data('console_pass.log')
+	assert (out / 'coverage' / 'suites' / 'gcov-console.log').read_text() == ''.join(dump)
+	rel = f'{bdir.as_posix().lstrip("/")}/fs/ufs/inode.gcda'
+	assert seen == {'suites': [rel], 'boot': [rel]}
+
+
+def test_run_arch_coverage_without_counters_is_named(fake, monkeypatch, tmp_path):
+	"""A guest that never reached /init: the arch keeps its verdict, its
+	coverage is an error saying so (and run exits 1)."""
+	from bklkunit import gcovinit
+	fake.scenario('x86_64', console='console_pass.log')
+	(fake.repo / 'kunit' / 'coverage').mkdir()
+	(fake.repo / 'kunit' / 'coverage' / 'gcov.config').write_text('CONFIG_GCOV_KERNEL=y\n')
+	monkeypatch.setattr(gcovinit, 'prepare', lambda ktree, arch, b: gcovinit.Initramfs(
+		tmp_path / 'i.cpio', tmp_path / 'bkl_coverage_x86_64.py'))
+	r, out = fake.run_arch('x86_64', '--coverage')
+	assert r.status == 'PASS'
+	assert 'printed no counters' in r.coverage['error']
+	assert len(fake.calls('exec', None)) == 1      # no second boot for nothing

@@ -105,6 +105,8 @@ def html_page(summary: Dict[str, Any], runs: List[ArchRun], origin: str,
 			f'<td>{links}</td></tr>')
 	out.append('</tbody></table>')
 
+	out += coverage_section(runs)
+
 	out.append('<h2 id="matrix">Cases</h2>')
 	out.append('<p>Each cell says what happened; <i>missing</i> means no result on that arch '
 		   '(not reached, not built, or not in its output). Times come from the guest\'s '
@@ -160,6 +162,61 @@ def html_page(summary: Dict[str, Any], runs: List[ArchRun], origin: str,
 		   'result on that arch</td></tr></tbody></table>')
 	out.append('</body>\n</html>\n')
 	return '\n'.join(out)
+
+
+def _cov_cells(c: Dict[str, Any]) -> str:
+	out = []
+	for k in ('lines', 'functions', 'branches'):
+		v = c.get(k) or {}
+		if not v.get('total'):
+			out.append('<td class="num">-</td>')
+			continue
+		out.append(f'<td class="num cov" data-kind="{k}" title="{_e(v["hit"])} of {_e(v["total"])}">'
+			   f'{v["percent"]:.1f}%<span class="note">{_e(v["hit"])}/{_e(v["total"])}</span></td>')
+	return ''.join(out)
+
+
+def coverage_section(runs: List[ArchRun]) -> List[str]:
+	"""run --coverage: per file (and subsystem, and in all) the lines,
+	functions and branches the suites executed, boot subtracted, one column
+	group per arch, each arch's genhtml tree linked (docs/coverage.md)."""
+	covered = [r for r in runs if r.coverage]
+	if not covered:
+		return []
+	out = ['<h2 id="coverage">Coverage</h2>',
+	       '<p>gcov of the suites alone (a boot that runs no suite is subtracted); '
+	       '<b>*</b> marks the files the goal (90% of lines) is set for. '
+	       'Each arch\'s name links to its lcov/genhtml report.</p>']
+	for r in covered:
+		if r.coverage.get('error'):
+			out.append(f'<p class="st-ERROR" data-arch="{_e(r.name)}">{_e(r.name)}: coverage not '
+				   f'measured: {_e(r.coverage["error"])}</p>')
+	good = [r for r in covered if not r.coverage.get('error')]
+	if not good:
+		return out
+	head = ''.join(f'<th colspan="3"><a href="{_e(r.name)}/{_e(r.coverage.get("html") or "coverage/html/index.html")}">'
+		       f'{_e(r.name)}</a></th>' for r in good)
+	sub = ''.join('<th>lines</th><th>functions</th><th>branches</th>' for _ in good)
+	out.append('<table class="coverage"><thead><tr><th rowspan="2">file</th>'
+		   f'{head}</tr><tr>{sub}</tr></thead><tbody>')
+	files: Dict[str, bool] = {}
+	for r in good:
+		for path, f in r.coverage.get('files', {}).items():
+			files[path] = files.get(path, False) or bool(f.get('goal'))
+	for path in sorted(files):
+		out.append(f'<tr data-file="{_e(path)}"><th scope="row"><code>{_e(path)}</code>'
+			   + (' <b>*</b>' if files[path] else '') + '</th>'
+			   + ''.join(_cov_cells(r.coverage.get('files', {}).get(path, {})) for r in good)
+			   + '</tr>')
+	subs = sorted({s for r in good for s in r.coverage.get('subsystems', {})})
+	for name in subs:
+		out.append(f'<tr data-subsystem="{_e(name)}"><th scope="row">{_e(name)}</th>'
+			   + ''.join(_cov_cells(r.coverage.get('subsystems', {}).get(name, {}))
+				     for r in good) + '</tr>')
+	out.append('<tr data-total="1"><th scope="row">total</th>'
+		   + ''.join(_cov_cells(r.coverage.get('total', {})) for r in good) + '</tr>')
+	out.append('</tbody></table>')
+	return out
 
 
 def series_section(series: Sequence[SeriesJob]) -> List[str]:

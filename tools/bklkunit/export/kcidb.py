@@ -104,6 +104,18 @@ def check_origin(origin: str) -> None:
 		raise UserError(f'KCIDB origin {origin!r}: use lower-case letters, digits and _')
 
 
+def kcidb_coverage(cov: Dict[str, Any], slot: str) -> Optional[Dict[str, Any]]:
+	"""A build's misc.coverage (run --coverage): the suites' totals and per
+	subsystem, hit/total/percent of lines, functions and branches; or why
+	there are none."""
+	if not cov:
+		return None
+	if cov.get('error'):
+		return {'error': cov['error']}
+	return {'total': cov.get('total'), 'subsystems': cov.get('subsystems'),
+		'html': f'{slot}/{cov["html"]}' if cov.get('html') else None}
+
+
 def kcidb_document(rdir: Path, summary: Dict[str, Any], runs: List[ArchRun],
 		   origin: str = DEFAULT_ORIGIN, patch_dir: Path = paths.PATCH_DIR) -> Dict[str, Any]:
 	check_origin(origin)
@@ -165,7 +177,8 @@ def kcidb_document(rdir: Path, summary: Dict[str, Any], runs: List[ArchRun],
 			if bstatus != PASS else None,
 			'comment': f'{r.name}: {r.status}',
 			'misc': {'arch': r.arch, 'profile': r.profile, 'arch_status': r.status,
-				 'reason': r.reason or None, 'run_seconds': r.run_seconds},
+				 'reason': r.reason or None, 'run_seconds': r.run_seconds,
+				 'coverage': kcidb_coverage(r.coverage, r.name)},
 		})
 		if not r.built:
 			continue
