@@ -103,9 +103,10 @@ def add_arguments(p: argparse.ArgumentParser, one_tree: bool = True) -> None:
 	the tree (--tree, --apply-series) and compare with baselines."""
 	p.add_argument('filter_glob', nargs='?', default='',
 		       help='suite[.case] glob passed to kunit.py (default: every suite)')
-	p.add_argument('--arch', default='all',
-		       help='x86_64, i386, arm, arm64, um, a comma list, or all '
-			    '(the four QEMU archs; default)')
+	p.add_argument('--arch', default=','.join(paths.DEFAULT_ARCHES),
+		       help=f'{", ".join(paths.ARCHES)}, a comma list, or all (the '
+			    f'{len(paths.QEMU_ARCHES)} QEMU arches; default: '
+			    f'{",".join(paths.DEFAULT_ARCHES)}, one of each byte order)')
 	p.add_argument('--results-dir', default=None,
 		       help='where results go (default: <cache>/results/<timestamp>, '
 			    'with <cache>/results/latest pointing at it)')
