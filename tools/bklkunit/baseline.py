@@ -23,7 +23,9 @@ the place of the never-started ones of the first boot.
 compare: per arch, regressions (baseline pass, now fail, crash or missing),
 fixes, new and vanished cases, new skips and flaky cases; and across the
 arches of the run, a case that passes on one and not on another (i386 vs
-x86_64 and arm vs arm64 flagged as word-size suspects).  Only regressions
+x86_64 and arm vs arm64 flagged as word-size suspects; a case that passes on
+every arch of one byte order and not on one of the other, flagged as a
+byte-order suspect).  Only regressions
 make it exit 1, also across a changed environment, which it names.
 """
 
@@ -53,6 +55,30 @@ ENVIRONMENT = (('kernel', 'kernel package'), ('compiler', 'compiler'), ('qemu', 
 # 32- and 64-bit builds of one architecture: a case that passes on one of a
 # pair and not on the other smells of long/pointer size assumptions.
 WORD_SIZE_PAIRS = (('i386', 'x86_64'), ('arm', 'arm64'))
+
+
+def endian_of(arch: str) -> str:
+	"""'little' or 'big' (paths.Endian), '' for an arch this tool does not know."""
+	a = paths.ARCHES.get(arch)
+	return a.endian.value if a else ''
+
+
+def byte_order_suspect(statuses: Dict[str, str]) -> str:
+	"""The byte order a case fails on when it passes on every arch of the
+	other and fails, crashes or is missing on an arch of this one: 'big',
+	'little', or '' (both byte orders not in the run, or no such split)."""
+	by: Dict[str, List[str]] = {}
+	for arch, s in statuses.items():
+		e = endian_of(arch)
+		if e:
+			by.setdefault(e, []).append(s)
+	if len(by) < 2:
+		return ''
+	bad = [e for e, ss in by.items() if any(s in BAD for s in ss)]
+	good = [e for e, ss in by.items() if all(s == PASS for s in ss)]
+	return bad[0] if len(bad) == 1 and len(good) == 1 else ''
+
+
 # Arch statuses whose run went to its end: a case it did not report is gone
 # (vanished), not cut off (missing).
 COMPLETE = RAN_TO_THE_END
@@ -386,7 +412,8 @@ def divergence(results: Sequence[ArchCases]) -> Dict[str, Any]:
 	"""Cases that pass on one arch and fail, crash or are missing on another.
 
 	{'cases': [{'case', 'statuses': {arch: status}, 'word_size_suspect':
-	['i386<->x86_64']}], 'no_results': {arch: status}}.  An arch with no case
+	['i386<->x86_64'], 'byte_order_suspect': 'big'}], 'no_results': {arch:
+	status}}.  byte_order_suspect: byte_order_suspect() of the statuses.  An arch with no case
 	results at all (it did not build, or printed no KTAP) is named once in
 	no_results instead of making every case diverge."""
 	with_cases = [a for a in results if a.cases]
@@ -402,7 +429,8 @@ def divergence(results: Sequence[ArchCases]) -> Dict[str, Any]:
 		suspects = [f'{x}<->{y}' for x, y in WORD_SIZE_PAIRS
 			    if x in st and y in st and {st[x], st[y]} & {PASS}
 			    and {st[x], st[y]} & set(BAD)]
-		out['cases'].append({'case': key, 'statuses': st, 'word_size_suspect': suspects})
+		out['cases'].append({'case': key, 'statuses': st, 'word_size_suspect': suspects,
+				     'byte_order_suspect': byte_order_suspect(st)})
 	return out
 
 
@@ -420,6 +448,9 @@ def format_divergence(div: Dict[str, Any], limit: int = 0) -> List[str]:
 				 f'{", ".join(groups[s])}' for s in order if s in groups)
 		sus = (f'  [word-size suspect: {", ".join(d["word_size_suspect"])}]'
 		       if d['word_size_suspect'] else '')
+		if d.get('byte_order_suspect'):
+			sus += (f'  [byte-order suspect: fails on {d["byte_order_suspect"]}-endian, '
+				'passes on every arch of the other byte order]')
 		lines.append(f'  {d["case"]}: {text}{sus}')
 	if limit and len(rows) > limit:
 		lines.append(f'  ... and {len(rows) - limit} more (summary.json "divergence")')

@@ -125,7 +125,7 @@ def plain_command(lay: Layout, arch: str, args: argparse.Namespace,
 		  qemu_args: Optional[List[str]] = None) -> List[str]:
 	"""kunit.py run as a developer types it, on the same fragments as ours."""
 	cmd = [sys.executable, str(lay.src / 'tools/testing/kunit/kunit.py'), 'run',
-	       f'--arch={arch}', f'--build_dir={lay.build("plain", arch)}']
+	       f'--arch={paths.ARCHES[arch].kernel_arch}', f'--build_dir={lay.build("plain", arch)}']
 	cmd += [f'--kunitconfig={k}' for k in plan.kunitconfigs(arch, [], args.profile)]
 	cross = paths.ARCHES[arch].cross_compile
 	if cross:

@@ -251,7 +251,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 	p = sub.add_parser('deps', help='install the Debian packages the arches need')
 	_common(p)
-	p.add_argument('--arch', default='all')
+	p.add_argument('--arch', default=','.join(paths.DEFAULT_ARCHES),
+		       help=f'as run --arch (default: {",".join(paths.DEFAULT_ARCHES)}; all: every arch)')
 	p.add_argument('--with-test', action='store_true', help='also what `make test` needs')
 	p.set_defaults(func=cmd_deps)
 

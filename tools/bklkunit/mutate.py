@@ -306,7 +306,7 @@ def judge(base: Dict[str, Case], mutant: Dict[str, Case], status: str,
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
 	p.add_argument('--arch', default='x86_64',
-		       help='the one arch to build and boot (x86_64, i386, arm, arm64; default x86_64)')
+		       help=f'the one arch to build and boot ({", ".join(paths.QEMU_ARCHES)}; default x86_64)')
 	p.add_argument('--profile', default=profiles.DEFAULT,
 		       help=f'{" or ".join(MUTATE_PROFILES)} (default: default; the build directory '
 			    'of run with that profile is reused)')

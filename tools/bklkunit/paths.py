@@ -2,12 +2,13 @@
 """Where things live: the repository, the cache, the per-arch settings."""
 
 import contextlib
+import enum
 import fcntl
 import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional
+from typing import Dict, Iterator, List, Optional, Sequence
 
 from .errors import UserError
 
@@ -35,36 +36,85 @@ def cache_dir(override: Optional[str] = None) -> Path:
 	return (Path(xdg) / 'bkl-kunit').resolve()
 
 
+class Endian(str, enum.Enum):
+	"""The byte order of an arch's CPU (what fs32_to_cpu() swaps from)."""
+	LITTLE = 'little'
+	BIG = 'big'
+
+
 @dataclass(frozen=True)
 class Arch:
-	name: str              # kunit.py --arch
+	name: str              # our --arch: build and results directories, baselines
 	cross_compile: str     # '' for the host compiler
 	packages: List[str]    # Debian packages this arch needs on an amd64 host
 	qemu: str              # the QEMU binary, '' for UML
+	# kunit.py --arch (its qemu_configs/<name>.py) and the kernel's ARCH=,
+	# when they are not name: Debian's name (s390x) is ours.
+	kunit_arch: str = ''
+	endian: Endian = Endian.LITTLE
+	bits: int = 64
+	# The QEMU machine takes more than one CPU and the arch has CONFIG_SMP
+	# (m68k has neither): run gives its guests run --smp vCPUs only then.
+	smp: bool = True
 
+	@property
+	def kernel_arch(self) -> str:
+		"""kunit.py --arch, and make ARCH=."""
+		return self.kunit_arch or self.name
+
+
+LE, BE = Endian.LITTLE, Endian.BIG
 
 ARCHES: Dict[str, Arch] = {
 	'x86_64': Arch('x86_64', '', ['qemu-system-x86'], 'qemu-system-x86_64'),
-	'i386': Arch('i386', '', ['qemu-system-x86'], 'qemu-system-i386'),
+	'i386': Arch('i386', '', ['qemu-system-x86'], 'qemu-system-i386', bits=32),
 	'arm': Arch('arm', 'arm-linux-gnueabihf-',
-		    ['qemu-system-arm', 'gcc-arm-linux-gnueabihf'], 'qemu-system-arm'),
+		    ['qemu-system-arm', 'gcc-arm-linux-gnueabihf'], 'qemu-system-arm', bits=32),
 	'arm64': Arch('arm64', 'aarch64-linux-gnu-',
 		      ['qemu-system-arm', 'gcc-aarch64-linux-gnu'], 'qemu-system-aarch64'),
+	# Debian's release architectures s390x (big-endian) and riscv64, and
+	# its ports powerpc64 (ppc64: big-endian, the pseries machine) and m68k
+	# (the virt machine), through the tree's qemu_configs/s390.py,
+	# powerpc.py, riscv.py and m68k.py.  qemu-system-misc has
+	# qemu-system-s390x, -riscv64 and -m68k; qemu-system-data the firmware
+	# (s390-ccw.img, slof.bin, OpenSBI).
+	's390x': Arch('s390x', 's390x-linux-gnu-',
+		      ['qemu-system-misc', 'gcc-s390x-linux-gnu'], 'qemu-system-s390x',
+		      kunit_arch='s390', endian=BE),
+	'powerpc64': Arch('powerpc64', 'powerpc64-linux-gnu-',
+			  ['qemu-system-ppc', 'gcc-powerpc64-linux-gnu'], 'qemu-system-ppc64',
+			  kunit_arch='powerpc', endian=BE),
+	'riscv64': Arch('riscv64', 'riscv64-linux-gnu-',
+			['qemu-system-misc', 'gcc-riscv64-linux-gnu'], 'qemu-system-riscv64',
+			kunit_arch='riscv'),
+	'm68k': Arch('m68k', 'm68k-linux-gnu-', ['qemu-system-misc', 'gcc-m68k-linux-gnu'],
+		     'qemu-system-m68k', endian=BE, bits=32, smp=False),
 	'um': Arch('um', '', [], ''),
 }
 
-QEMU_ARCHES = ['x86_64', 'i386', 'arm', 'arm64']
+# Every QEMU arch, in the order a run takes them (`--arch=all`).
+QEMU_ARCHES = ['x86_64', 'i386', 'arm', 'arm64', 's390x', 'powerpc64', 'riscv64', 'm68k']
+# `run` with no --arch: one arch of each byte order, both 64-bit and SMP,
+# the quickest of each to build and boot (README: what each costs).
+DEFAULT_ARCHES = ['x86_64', 's390x']
 
 
-def parse_arches(spec: str) -> List[str]:
-	"""'all', one arch, or a comma-separated list, in a stable order."""
+# What check-series builds per patch (--all-arches, --go7007-arch=all):
+# the four arches its baselines (go7007 W=1 warnings, the modules check's
+# fragments) are kept for.  The arches of issue #31 are run targets.
+SERIES_ARCHES = QEMU_ARCHES[:4]
+
+
+def parse_arches(spec: str, everything: Sequence[str] = ()) -> List[str]:
+	"""'all', one arch, or a comma-separated list, in a stable order.
+	'all' is everything (default: QEMU_ARCHES)."""
 	names: List[str] = []
 	for part in spec.split(','):
 		part = part.strip()
 		if not part:
 			continue
 		if part == 'all':
-			names.extend(QEMU_ARCHES)
+			names.extend(everything or QEMU_ARCHES)
 		elif part in ARCHES:
 			names.append(part)
 		else:

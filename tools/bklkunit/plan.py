@@ -66,10 +66,11 @@ def profile_named(name: str) -> profiles.Profile:
 
 def kunitconfigs(arch: str, extra: Sequence[str], profile: str = profiles.DEFAULT,
 		 with_coverage: bool = False) -> List[Path]:
-	"""The repo's .kunitconfig, the default debug profile, the profile's own
-	fragment, the arch fragment, the coverage fragment (with_coverage), the
-	user's."""
-	out = [paths.KUNITCONFIG, paths.KUNIT_DIR / 'profiles' / 'default.config']
+	"""The repo's .kunitconfig, the default debug profile (the arch's own
+	copy where it cannot have all of it: profiles.default_fragment), the
+	profile's own fragment, the arch fragment, the coverage fragment
+	(with_coverage), the user's."""
+	out = [paths.KUNITCONFIG, profiles.default_fragment(arch)]
 	if profile != profiles.DEFAULT:
 		out.append(paths.KUNIT_DIR / 'profiles' / f'{profile}.config')
 	frag = paths.KUNIT_DIR / 'arch' / f'{arch}.config'
@@ -196,7 +197,8 @@ def qemu_extra(arch: str, profile: profiles.Profile, qemu_args: Sequence[str] = 
 	out: List[str] = []
 	user = ' '.join(qemu_args)
 	has_smp = '-smp' in user or any('-smp' in q for q in profile.qemu_args)
-	if smp and smp > 1 and not has_smp:
+	# A uniprocessor machine (m68k's virt) gets one CPU, whatever --smp says.
+	if smp and smp > 1 and not has_smp and paths.ARCHES[arch].smp:
 		out.append(f'-smp {smp}')
 	return out + list(qemu_args)
 
@@ -231,10 +233,11 @@ class ArchPlan:
 		return [sys.executable, str(self.ktree / 'tools/testing/kunit/kunit.py')]
 
 	def common(self, booting: bool = False) -> List[str]:
-		"""The options build and exec share: arch (for a boot, the
-		qemu_config when there is one), build directory, cross compiler."""
+		"""The options build and exec share: arch (kunit.py's name of it; for
+		a boot, the qemu_config when there is one), build directory, cross
+		compiler."""
 		where = (f'--qemu_config={self.qemu_config}' if booting and self.qemu_config
-			 else f'--arch={self.arch}')
+			 else f'--arch={paths.ARCHES[self.arch].kernel_arch}')
 		out = [where, f'--build_dir={self.build_dir}']
 		cross = paths.ARCHES[self.arch].cross_compile
 		if cross:

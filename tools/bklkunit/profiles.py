@@ -51,10 +51,24 @@ _NO_KCSAN_I386 = ('no KCSAN on 32-bit x86: arch/x86/Kconfig selects HAVE_ARCH_KC
 		  'only "if X86_64"')
 _NO_KCSAN_ARM = 'no KCSAN on 32-bit arm: arch/arm/Kconfig does not select HAVE_ARCH_KCSAN'
 _NO_KCSAN_UM = 'no KCSAN on UML: arch/um/Kconfig does not select HAVE_ARCH_KCSAN'
+# powerpc64: arch/powerpc/Kconfig selects HAVE_ARCH_KASAN on 64-bit Book3S
+# "if PPC_RADIX_MMU", and arch/powerpc/mm/kasan/init_book3s_64.c turns it
+# off at boot without the radix MMU ("KASAN not enabled as it requires
+# radix!"): kunit_tool's pseries guest is a POWER8 (-cpu power8), which has
+# only the hash MMU, so the kernel would build and then run without KASAN.
+_NO_KASAN_PPC64 = ('no KASAN on the POWER8 pseries guest: book3s64 KASAN needs the radix MMU '
+		   '(arch/powerpc/mm/kasan/init_book3s_64.c: "KASAN not enabled as it requires '
+		   'radix!"), and kunit_tool\'s machine (qemu_configs/powerpc.py, -cpu power8) '
+		   'has the hash MMU only')
+_NO_KCSAN_RISCV = 'no KCSAN on riscv: arch/riscv/Kconfig does not select HAVE_ARCH_KCSAN'
+_NO_KASAN_M68K = 'no KASAN on m68k: arch/m68k/Kconfig does not select HAVE_ARCH_KASAN'
+_NO_KCSAN_M68K = 'no KCSAN on m68k: arch/m68k/Kconfig does not select HAVE_ARCH_KCSAN'
+_NO_KMEMLEAK_M68K = ('no kmemleak on m68k: arch/m68k/Kconfig does not select '
+		     'HAVE_DEBUG_KMEMLEAK, and the profile\'s leak checks are its point')
 
 PROFILES: Dict[str, Profile] = {
 	DEFAULT: Profile(DEFAULT, 'lockdep (PROVE_LOCKING), DEBUG_LIST, DEBUG_ATOMIC_SLEEP, '
-			 'DEBUG_MUTEXES; every arch'),
+			 'DEBUG_MUTEXES; every arch (m68k: no lockdep, no DEBUG_ATOMIC_SLEEP)'),
 	# kasan_multi_shot: KASAN prints only its first report otherwise, and a
 	# case that triggers one on purpose would hide every later one.
 	# rcupdate.rcu_cpu_stall_timeout=300 (its maximum, as syzbot's slow
@@ -63,23 +77,27 @@ PROFILES: Dict[str, Profile] = {
 	# had not started (rcu_check_gp_start_stall) during boot, outside any
 	# case, on x86_64 (results 20261203-152237).  A hung case is still
 	# caught, by kunit's case timeout and the guest --timeout.
-	'kasan': Profile('kasan', 'default + generic KASAN (x86_64, arm64, arm)',
-			 {'i386': _NO_KASAN_I386},
+	'kasan': Profile('kasan', 'default + generic KASAN (x86_64, arm64, arm, s390x, riscv64)',
+			 {'i386': _NO_KASAN_I386, 'powerpc64': _NO_KASAN_PPC64,
+			  'm68k': _NO_KASAN_M68K},
 			 kernel_args=('kasan_multi_shot', 'rcupdate.rcu_cpu_stall_timeout=300'),
 			 # Measured: x86_64 143 s (~90 s of it probing the virtio-pci
 			 # disks), arm64 68 s, arm 59 s: half of the default 300 s on
 			 # x86_64, which a busier host would exceed.
 			 timeout=900),
 	# Races need a second CPU to race on.
-	'kcsan': Profile('kcsan', 'default + KCSAN, guest with 2 vCPUs (x86_64, arm64)',
-			 {'i386': _NO_KCSAN_I386, 'arm': _NO_KCSAN_ARM, 'um': _NO_KCSAN_UM},
+	'kcsan': Profile('kcsan', 'default + KCSAN, guest with 2 vCPUs (x86_64, arm64, s390x, '
+			 'powerpc64)',
+			 {'i386': _NO_KCSAN_I386, 'arm': _NO_KCSAN_ARM, 'um': _NO_KCSAN_UM,
+			  'riscv64': _NO_KCSAN_RISCV, 'm68k': _NO_KCSAN_M68K},
 			 qemu_args=('-smp 2',),
 			 # Measured: arm64 295 s in the guest for 275 cases (results
 			 # 20261205-064258), and killed at the default 300 s, still
 			 # going, with 309 (20261205-093255).
 			 timeout=900),
 	'faults': Profile('faults', 'default + fault injection (failslab, fail_page_alloc) '
-			  'and kmemleak; every arch',
+			  'and kmemleak; every arch but m68k',
+			  {'m68k': _NO_KMEMLEAK_M68K},
 			  # A leak's record (size, backtrace) on the console, in the
 			  # log of the case whose check found it.
 			  kernel_args=('kmemleak.verbose=1',),
@@ -87,6 +105,15 @@ PROFILES: Dict[str, Profile] = {
 			  # (20261205-060017), close to the default 300 s.
 			  timeout=900),
 }
+
+
+def default_fragment(arch: str) -> Path:
+	"""The default profile's fragment for an arch: kunit/profiles/default.config,
+	or kunit/profiles/default-<arch>.config where the arch cannot have
+	every option of it (m68k: no lockdep, so no PROVE_LOCKING; the file
+	says why).  Every profile builds on it."""
+	own = paths.KUNIT_DIR / 'profiles' / f'{DEFAULT}-{arch}.config'
+	return own if own.exists() else paths.KUNIT_DIR / 'profiles' / f'{DEFAULT}.config'
 
 
 def get(name: str) -> Profile:

@@ -314,7 +314,7 @@ class Checker:
 	def _make(self, bdir: Path, arch: str, targets: List[str], extra: List[str],
 		  log: Path, srcdir: Path, nice: int = 0) -> subprocess.CompletedProcess[str]:
 		a = paths.ARCHES[arch]
-		cmd = ['make', '-C', str(srcdir), f'O={bdir}', f'ARCH={arch}', f'-j{self.jobs}']
+		cmd = ['make', '-C', str(srcdir), f'O={bdir}', f'ARCH={a.kernel_arch}', f'-j{self.jobs}']
 		if a.cross_compile:
 			cmd.append(f'CROSS_COMPILE={a.cross_compile}')
 		cmd += make_options(arch, not self.args.no_ccache) + extra + targets
@@ -734,7 +734,7 @@ class Checker:
 
 	def check_go7007(self, srcdir: Path, build_root: Path, report: Report,
 			 make: Callable[..., subprocess.CompletedProcess[str]]) -> None:
-		arches = paths.parse_arches(self.args.go7007_arch)
+		arches = paths.parse_arches(self.args.go7007_arch, paths.SERIES_ARCHES)
 		arches = [a for a in arches if a != 'um']
 		frag = paths.KUNIT_DIR / 'go7007.config'
 		# Its own: it may run before any other check made the directory.
@@ -837,7 +837,7 @@ def main(args: argparse.Namespace) -> int:
 	arches = list(opts.build_arches)
 	if 'go7007' in checks:
 		try:
-			arches += paths.parse_arches(args.go7007_arch)
+			arches += paths.parse_arches(args.go7007_arch, paths.SERIES_ARCHES)
 		except ValueError as e:
 			raise UserError(f'--go7007-arch: {e}')
 	deps.ensure(deps.for_arches(arches) + deps.CHECK_PACKAGES, allow_install=not args.no_install)

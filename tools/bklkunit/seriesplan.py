@@ -202,7 +202,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 		       help=f'comma list of checks to run (default: all: {",".join(ALL_CHECKS)})')
 	p.add_argument('--build-arches', default=None, metavar='A[,B]',
 		       help='arches of the per-patch build and of the modules check: '
-			    f'{", ".join(paths.QEMU_ARCHES)} or all (default: {BOOT_ARCH}; boots '
+			    f'{", ".join(paths.SERIES_ARCHES)} or all (default: {BOOT_ARCH}; boots '
 			    f'are {BOOT_ARCH} only)')
 	p.add_argument('--all-arches', action='store_true',
 		       help='--build-arches=all: every patch built on the four arches (long; '
@@ -317,7 +317,7 @@ class SeriesOptions:
 			checks = [c for c in checks if c != 'boot']
 		spec = a.get('build_arches')
 		if a.get('all_arches'):
-			if spec is not None and tuple(_arches(spec)) != tuple(paths.QEMU_ARCHES):
+			if spec is not None and tuple(_arches(spec)) != tuple(paths.SERIES_ARCHES):
 				raise UserError(f'--all-arches contradicts --build-arches={spec}')
 			spec = 'all'
 		arches = tuple(_arches(spec if spec is not None else BOOT_ARCH))
@@ -362,12 +362,12 @@ class SeriesOptions:
 
 def _arches(spec: str) -> List[str]:
 	try:
-		arches = paths.parse_arches(spec)
+		arches = paths.parse_arches(spec, paths.SERIES_ARCHES)
 	except ValueError as e:
 		raise UserError(f'--build-arches: {e}')
 	if 'um' in arches:
 		raise UserError(f'--build-arches: um has no per-patch build; choose from '
-				f'{", ".join(paths.QEMU_ARCHES)} or all')
+				f'{", ".join(paths.SERIES_ARCHES)} or all')
 	return arches
 
 

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from bklkunit import ab, baseline, cli, export, run, rundir, tree
+from bklkunit import ab, baseline, cli, export, paths, run, rundir, tree
 from bklkunit.errors import UserError
 from conftest import STUB_ARGS, KCONFIG_B, FAKE_SOURCE, commit, git
 from test_baseline import ALPHA, ktap_console
@@ -764,7 +764,7 @@ def test_ab_parser_has_no_tree_options(abf):
 	p = cli.build_parser()
 	args = p.parse_args(['ab'])
 	assert args.tree is None and not args.apply_series and not args.compare
-	assert args.filter_glob == '' and args.arch == 'all'
+	assert args.filter_glob == '' and args.arch == ','.join(paths.DEFAULT_ARCHES)
 	assert args.a_side == 'tests'
 	with pytest.raises(SystemExit):
 		p.parse_args(['ab', '--tree', '/tmp'])

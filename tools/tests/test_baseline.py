@@ -351,6 +351,44 @@ def test_divergence_flags_word_size_pairs_and_missing(tmp_path, parser_tree):
 		in text
 
 
+def test_divergence_flags_a_byte_order_split(tmp_path, parser_tree):
+	"""A case that passes on every little-endian arch and fails on a
+	big-endian one (or the other way round) is a byte-order suspect."""
+	fail_two = ('alpha', [('one', 'ok'), ('two', 'not ok'), ('three', 'ok')])
+	fail_three = ('alpha', [('one', 'ok'), ('two', 'ok'), ('three', 'not ok')])
+	rdir = write_results(tmp_path / 'r', parser_tree, {
+		'x86_64': ktap_console(ALPHA, BETA),
+		'arm64': ktap_console(fail_three, BETA),
+		's390x': ktap_console(fail_two, BETA),
+		'powerpc64': ktap_console(ALPHA, ('beta', [('p', 'not ok'), ('q', 'ok')])),
+		'm68k': ktap_console(fail_two, BETA)})
+	_, results = baseline.load_results(rdir, parser_tree, probe=False)
+	rows = {d['case']: d for d in baseline.divergence(results)['cases']}
+	assert sorted(rows) == ['alpha.three', 'alpha.two', 'beta.p']
+	# Fails on two of the three big-endian arches, passes on both little-endian ones.
+	assert rows['alpha.two']['byte_order_suspect'] == 'big'
+	assert rows['beta.p']['byte_order_suspect'] == 'big'
+	# Fails on one little-endian arch, passes on every big-endian one.
+	assert rows['alpha.three']['byte_order_suspect'] == 'little'
+	text = '\n'.join(baseline.format_divergence(baseline.divergence(results)))
+	assert ('alpha.two: pass on x86_64, arm64, powerpc64; FAIL on s390x, m68k  '
+		'[byte-order suspect: fails on big-endian, passes on every arch of the other '
+		'byte order]') in text
+
+
+@pytest.mark.parametrize('statuses, want', [
+	({'x86_64': 'pass', 's390x': 'fail'}, 'big'),
+	({'x86_64': 'crash', 's390x': 'pass'}, 'little'),
+	({'x86_64': 'pass', 'arm': 'fail', 's390x': 'fail'}, ''),     # fails on both orders
+	({'x86_64': 'pass', 'arm': 'fail', 's390x': 'skip'}, ''),     # the other is no pass
+	({'x86_64': 'pass', 'arm': 'fail'}, ''),                      # one byte order only
+	({'x86_64': 'pass', 's390x': 'missing', 'powerpc64': 'pass'}, 'big'),
+	({'x86_64': 'pass', 'um': 'fail', 'unknown': 'fail'}, ''),    # um is little-endian
+])
+def test_byte_order_suspect(statuses, want):
+	assert baseline.byte_order_suspect(statuses) == want
+
+
 def test_divergence_an_arch_without_results_is_named_once(tmp_path, parser_tree):
 	rdir = write_results(tmp_path / 'r', parser_tree, {
 		'x86_64': ktap_console(ALPHA), 'arm': None, 'arm64': ktap_console(ALPHA)})

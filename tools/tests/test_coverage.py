@@ -410,6 +410,18 @@ def test_coverage_refused_with_kasan_and_kcsan(tmp_path, capsys):
 	assert coverage.profile_problem('default') == coverage.profile_problem('faults') == ''
 
 
+def test_coverage_refused_on_an_arch_without_its_init(tmp_path, capsys):
+	"""The arches of issue 31 have no coverage /init (gcovinit): refused
+	before anything is written, not after a build."""
+	from bklkunit import cli
+	rc = cli.main(['run', '--coverage', '--cache-dir', str(tmp_path / 'c'), '--no-install',
+		       '--results-dir', str(tmp_path / 'r'), '--arch', 'x86_64,s390x,m68k'])
+	err = capsys.readouterr().err
+	assert rc == 2 and err.count('\n') == 1
+	assert '--coverage on s390x, m68k: no coverage /init for them yet' in err
+	assert not (tmp_path / 'c').exists() and not (tmp_path / 'r').exists()
+
+
 # ------------------------------------------------------- UML under gcc >= 8
 
 

@@ -116,7 +116,8 @@ def test_merge_jobs_of_arches_and_profiles(tmp_path, parser_tree, schema):  # no
 								     'kunit-kasan']
 	assert len({b['id'] for b in doc['builds']}) == 3
 	page = (out / 'index.html').read_text()
-	assert '<th>x86_64-kasan</th>' in page and '<th>arm</th>' in page
+	assert '<th>x86_64-kasan<span class="note">little</span></th>' in page
+	assert '<th>arm<span class="note">little</span></th>' in page
 	# Nothing left beside it.
 	assert sorted(p.name for p in tmp_path.iterdir()) == ['ci', 'merged']
 

@@ -48,10 +48,16 @@ def test_every_profile_has_a_fragment_in_the_repository():
 def test_which_arches_each_profile_supports():
 	table = {n: [a for a in paths.QEMU_ARCHES if p.supports(a)]
 		 for n, p in profiles.PROFILES.items()}
-	assert table == {'default': ['x86_64', 'i386', 'arm', 'arm64'],
-			 'kasan': ['x86_64', 'arm', 'arm64'],
-			 'kcsan': ['x86_64', 'arm64'],
-			 'faults': ['x86_64', 'i386', 'arm', 'arm64']}
+	assert table == {'default': ['x86_64', 'i386', 'arm', 'arm64', 's390x', 'powerpc64',
+				     'riscv64', 'm68k'],
+			 'kasan': ['x86_64', 'arm', 'arm64', 's390x', 'riscv64'],
+			 'kcsan': ['x86_64', 'arm64', 's390x', 'powerpc64'],
+			 'faults': ['x86_64', 'i386', 'arm', 'arm64', 's390x', 'powerpc64', 'riscv64']}
+	# Every arch x profile that cannot exist says why, naming the Kconfig.
+	for p in profiles.PROFILES.values():
+		for arch, why in p.unsupported.items():
+			assert arch in paths.ARCHES and why.startswith('no ') and 'Kconfig' in why or \
+				'kasan/init_book3s_64.c' in why, (p.name, arch)
 
 
 def test_the_reasons_match_the_kernel_kconfig(kernel_tree):
@@ -69,6 +75,20 @@ def test_the_reasons_match_the_kernel_kconfig(kernel_tree):
 	for a in ('x86', 'arm64'):
 		assert 'select HAVE_DEBUG_KMEMLEAK' in kconfig(a)
 	assert 'select HAVE_DEBUG_KMEMLEAK if !XIP_KERNEL' in kconfig('arm')
+	# The arches of issue #31.
+	assert re.search(r'select HAVE_ARCH_KASAN\n', kconfig('s390'))
+	assert re.search(r'select HAVE_ARCH_KCSAN\n', kconfig('s390'))
+	assert re.search(r'select HAVE_ARCH_KASAN if MMU && 64BIT\n', kconfig('riscv'))
+	assert 'HAVE_ARCH_KCSAN' not in kconfig('riscv')
+	assert re.search(r'select HAVE_ARCH_KASAN\s+if PPC_RADIX_MMU\n', kconfig('powerpc'))
+	assert re.search(r'select HAVE_ARCH_KCSAN\n', kconfig('powerpc'))
+	kasan_ppc = (kernel_tree / 'arch/powerpc/mm/kasan/init_book3s_64.c').read_text()
+	assert 'KASAN not enabled as it requires radix!' in kasan_ppc
+	assert "'-cpu', 'power8'" in (kernel_tree / 'tools/testing/kunit/qemu_configs/powerpc.py').read_text()
+	for a in ('s390', 'riscv', 'powerpc'):
+		assert re.search(r'select HAVE_DEBUG_KMEMLEAK\n', kconfig(a)), a
+	for sym in ('HAVE_ARCH_KASAN', 'HAVE_ARCH_KCSAN', 'HAVE_DEBUG_KMEMLEAK', 'LOCKDEP_SUPPORT'):
+		assert sym not in kconfig('m68k'), sym
 
 
 def test_build_key_keeps_the_default_directory():
@@ -214,3 +234,41 @@ def test_a_profile_has_its_own_baselines(fake):
 	assert baseline.default_dir() == fake.repo / 'kunit' / 'baselines'
 	assert baseline.default_dir('default') == fake.repo / 'kunit' / 'baselines'
 	assert baseline.default_dir('kasan') == fake.repo / 'kunit' / 'baselines' / 'kasan'
+
+
+# ------------------------------------------------- an arch's own default profile
+
+
+def _options(path):
+	return {l.strip() for l in path.read_text().splitlines() if l.startswith('CONFIG_')}
+
+
+def test_only_m68k_has_a_default_profile_of_its_own():
+	for arch in paths.QEMU_ARCHES:
+		want = 'default-m68k.config' if arch == 'm68k' else 'default.config'
+		assert profiles.default_fragment(arch) == REAL_PROFILES / want, arch
+	assert sorted(p.name for p in REAL_PROFILES.glob('default-*.config')) == ['default-m68k.config']
+
+
+def test_m68k_drops_only_what_it_cannot_have(kernel_tree):
+	"""default-m68k.config is default.config less PROVE_LOCKING and
+	DEBUG_ATOMIC_SLEEP, and the tree says why each cannot exist there."""
+	dropped = _options(REAL_PROFILES / 'default.config') - _options(REAL_PROFILES / 'default-m68k.config')
+	assert dropped == {'CONFIG_PROVE_LOCKING=y', 'CONFIG_DEBUG_ATOMIC_SLEEP=y'}
+	assert _options(REAL_PROFILES / 'default-m68k.config') < _options(REAL_PROFILES / 'default.config')
+	m68k = (kernel_tree / 'arch/m68k/Kconfig').read_text()
+	assert 'select ARCH_NO_PREEMPT if !COLDFIRE' in m68k
+	for sym in ('LOCKDEP_SUPPORT', 'TRACE_IRQFLAGS_SUPPORT', 'STACKTRACE_SUPPORT'):
+		assert sym not in m68k
+	debug = (kernel_tree / 'lib/Kconfig.debug').read_text()
+	assert 'depends on TRACE_IRQFLAGS_SUPPORT && STACKTRACE_SUPPORT && LOCKDEP_SUPPORT' in debug
+	assert 'depends on !ARCH_NO_PREEMPT' in debug
+
+
+def test_kunitconfigs_use_the_arch_default_profile():
+	from bklkunit import plan
+	assert REAL_PROFILES / 'default-m68k.config' in plan.kunitconfigs('m68k', [], 'faults')
+	assert REAL_PROFILES / 'default.config' not in plan.kunitconfigs('m68k', [])
+	frags = plan.kunitconfigs('s390x', [], 'kasan')
+	assert frags[1:3] == [REAL_PROFILES / 'default.config', REAL_PROFILES / 'kasan.config']
+	assert frags[-1] == paths.KUNIT_DIR / 'arch' / 's390x.config'

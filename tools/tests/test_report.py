@@ -1008,3 +1008,43 @@ def test_a_parameterised_case_is_one_list_entry(parser_tree):
 	assert results.name_unreached([s], ['s.p', 's.q', 's.r', 't.x']) == 2
 	assert [c.row for c in s.cases] == ['s.p/a', 's.p/param2', 's.q', 's.r']
 	assert [c.named for c in s.cases] == [True, False, True, True]
+
+
+def test_html_byte_order_columns(tmp_path, parser_tree):
+	"""A run with arches of both byte orders: each arch's byte order in the
+	arches table and over its column, and one column per byte order in the
+	matrix that gives the case on all the arches of that order."""
+	from test_baseline import ktap_console
+	consoles = {
+		'x86_64': ktap_console(('alpha', [('one', 'ok'), ('two', 'ok'), ('three', 'skip')])),
+		'arm': ktap_console(('alpha', [('one', 'ok'), ('two', 'ok'), ('three', 'skip')])),
+		's390x': ktap_console(('alpha', [('one', 'ok'), ('two', 'not ok'), ('three', 'skip')])),
+		'm68k': ktap_console(('alpha', [('one', 'ok'), ('two', 'ok'), ('three', 'ok')])),
+	}
+	rdir = make_rdir(tmp_path, {a: ('PASS', '', c, 'build_ok.log') for a, c in consoles.items()})
+	text = export.write_reports(rdir, parser_tree, probe=False)['index.html'].read_text()
+	page = Page(text)
+	by_order = [(row, st) for row, arch, st in page.cells if arch is None]
+	cells = {(row, arch): st for row, arch, st in page.cells if arch}
+	assert cells[('alpha.two', 's390x')] == 'fail'
+	assert len(by_order) == 6                       # 3 rows x 2 byte orders
+	assert '<th data-endian="little">little-endian<span class="note">x86_64, arm</span></th>' in text
+	assert '<th data-endian="big">big-endian<span class="note">s390x, m68k</span></th>' in text
+	rows = re.findall(r'<tr><th scope="row">(alpha\.\w+)</th>(.*?)</tr>', text)
+	order_cells = {row: re.findall(r'<td class="(\w+)" data-endian="(\w+)"[^>]*>(.*?)</td>', tds)
+		       for row, tds in rows}
+	assert order_cells['alpha.one'] == [('pass', 'little', 'pass'), ('pass', 'big', 'pass')]
+	assert order_cells['alpha.two'] == [
+		('pass', 'little', 'pass'), ('fail', 'big', 'FAIL<span class="note">on s390x</span>')]
+	assert order_cells['alpha.three'] == [
+		('skip', 'little', 'skip'),
+		('pass', 'big', 'pass<span class="note">skip on s390x</span>')]
+	# The arches table says each arch's byte order.
+	assert re.search(r'<th scope="row">s390x</th><td>big</td>', text)
+	assert re.search(r'<th scope="row">x86_64</th><td>little</td>', text)
+
+
+def test_html_one_byte_order_has_no_byte_order_columns(written):
+	text = written['index.html'].read_text()
+	assert 'data-endian=' not in text
+	assert '<th scope="row">x86_64</th><td>little</td>' in text

@@ -4,6 +4,7 @@
 import html
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from .. import paths
 from ..results import ERROR, FAIL, MISS, PASS, SKIP, ArchRun, ArchStatus
 from ..seriesresults import SeriesJob
 from .junit import arch_problem
@@ -55,6 +56,31 @@ def _matrix_rows(runs: List[ArchRun]) -> List[Tuple[str, str]]:
 	return [(s, row) for s, rows in suites.items() for row in rows]
 
 
+def endian(arch: str) -> str:
+	"""'little' or 'big' ('' for an arch this tool does not know)."""
+	a = paths.ARCHES.get(arch)
+	return a.endian.value if a else ''
+
+
+def byte_order_cell(row: str, runs: List[ArchRun], by_arch: List[Dict[str, Any]],
+		    order: str) -> str:
+	"""The case on the arches of one byte order, one cell: FAIL (or CRASH,
+	missing) naming the arches where it was, else pass when it passed on
+	every one of them (skip when it was skipped on every one)."""
+	got = [(r.name, cases.get(row)) for r, cases in zip(runs, by_arch) if endian(r.arch) == order]
+	bad = {st: [a for a, c in got if (c.status if c else MISS) == st] for st in (FAIL, ERROR, MISS)}
+	for st in (FAIL, ERROR, MISS):
+		if bad[st]:
+			cls, text = CELL[st]
+			return (f'<td class="{cls}" data-endian="{_e(order)}" data-status="{cls}">{text}'
+				f'<span class="note">on {_e(", ".join(bad[st]))}</span></td>')
+	skipped = [a for a, c in got if c is not None and c.status == SKIP]
+	if len(skipped) == len(got):
+		return f'<td class="skip" data-endian="{_e(order)}" data-status="skip">skip</td>'
+	note = f'<span class="note">skip on {_e(", ".join(skipped))}</span>' if skipped else ''
+	return f'<td class="pass" data-endian="{_e(order)}" data-status="pass">pass{note}</td>'
+
+
 def html_page(summary: Dict[str, Any], runs: List[ArchRun], origin: str,
 	      series: Sequence[SeriesJob] = ()) -> str:
 	debver = summary.get('debian_version') or ''
@@ -82,7 +108,7 @@ def html_page(summary: Dict[str, Any], runs: List[ArchRun], origin: str,
 	out.append('</table>')
 
 	out.append('<h2 id="arches">Arches</h2>\n<table class="arches"><thead><tr>'
-		   '<th>arch</th><th>status</th><th>pass</th><th>fail</th><th>skip</th>'
+		   '<th>arch</th><th>byte order</th><th>status</th><th>pass</th><th>fail</th><th>skip</th>'
 		   '<th>crash</th><th>not run</th><th>build</th><th>run</th><th>compiler</th><th>QEMU</th>'
 		   '<th>logs</th></tr></thead><tbody>')
 	for r in runs:
@@ -96,6 +122,7 @@ def html_page(summary: Dict[str, Any], runs: List[ArchRun], origin: str,
 				  if rest else f'<span class="note">{_e(first)}</span>')
 		out.append(
 			f'<tr data-arch="{_e(r.name)}"><th scope="row">{_e(r.name)}</th>'
+			f'<td>{_e(endian(r.arch) or "?")}</td>'
 			f'<td class="st-{_e(r.status)}"><b>{_e(r.status)}</b>{reason}</td>'
 			+ ''.join(f'<td class="num">{sum(c.status == k for c in r.cases)}</td>'
 				  for k in (PASS, FAIL, SKIP, ERROR, MISS))
@@ -110,9 +137,20 @@ def html_page(summary: Dict[str, Any], runs: List[ArchRun], origin: str,
 	out.append('<h2 id="matrix">Cases</h2>')
 	out.append('<p>Each cell says what happened; <i>missing</i> means no result on that arch '
 		   '(not reached, not built, or not in its output). Times come from the guest\'s '
-		   'printk timestamps, when it printed them.</p>')
+		   'printk timestamps, when it printed them. When the run has arches of both byte '
+		   'orders, the last two columns give each case on all the little-endian and all '
+		   'the big-endian ones: a case that passes in one and not in the other is '
+		   'a byte-order suspect.</p>')
+	orders = [o.value for o in paths.Endian if any(endian(r.arch) == o.value for r in runs)]
+	if len(orders) < 2:
+		orders = []
 	out.append('<table class="matrix"><thead><tr><th>suite.case</th>'
-		   + ''.join(f'<th>{_e(r.name)}</th>' for r in runs) + '</tr></thead><tbody>')
+		   + ''.join(f'<th>{_e(r.name)}<span class="note">{_e(endian(r.arch))}</span></th>'
+			     for r in runs)
+		   + ''.join(f'<th data-endian="{o}">{o}-endian<span class="note">'
+			     f'{_e(", ".join(r.name for r in runs if endian(r.arch) == o))}</span></th>'
+			     for o in orders)
+		   + '</tr></thead><tbody>')
 	by_arch = [{c.row: c for c in r.cases} for r in runs]
 	for _, row in _matrix_rows(runs):
 		cells = []
@@ -134,6 +172,7 @@ def html_page(summary: Dict[str, Any], runs: List[ArchRun], origin: str,
 				     + (f'<span class="note">{_e(note)}</span>' if note else '')
 				     + (f'<span class="dur">{_e(fmt_duration(c.duration))}</span>'
 					if c.duration is not None else '') + '</td>')
+		cells += [byte_order_cell(row, runs, by_arch, o) for o in orders]
 		out.append(f'<tr><th scope="row">{_e(row)}</th>{"".join(cells)}</tr>')
 	out.append('</tbody></table>')
 
