@@ -259,11 +259,9 @@ def baseline_problem(doc: Any, arch: str) -> str:
 	"""What makes a loaded baseline unusable, or ''."""
 	if not isinstance(doc, dict) or not isinstance(doc.get('cases'), dict):
 		return 'no "cases"'
-	v = doc.get('format', FORMAT)
-	if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-		return f'"format" is not a version number ({v!r})'
-	if v > FORMAT:
-		return f'format {v}, written by a newer kunit.py (this one reads format {FORMAT} and older)'
+	problem = rundir.version_problem(doc.get('format', FORMAT), FORMAT)
+	if problem:
+		return problem
 	bad = [k for k, v in doc['cases'].items() if not isinstance(v, str)]
 	if bad:
 		return f'case {bad[0]} has no status text'

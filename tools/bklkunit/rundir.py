@@ -49,17 +49,21 @@ def versioned(doc: Dict[str, Any]) -> Dict[str, Any]:
 	return dict({'format': FORMAT}, **{k: v for k, v in doc.items() if k != 'format'})
 
 
+def version_problem(v: Any, current: int) -> str:
+	"""What makes format version @v unreadable by a reader of format
+	@current and older, or ''."""
+	if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+		return f'"format" is not a version number ({v!r})'
+	if v > current:
+		return (f'format {v}, written by a newer kunit.py (this one reads format {current} '
+			'and older)')
+	return ''
+
+
 def format_problem(doc: Dict[str, Any]) -> str:
 	"""What makes a document's "format" unreadable here, or ''."""
 	v = doc.get('format')
-	if v is None:
-		return ''
-	if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-		return f'"format" is not a version number ({v!r})'
-	if v > FORMAT:
-		return (f'format {v}, written by a newer kunit.py (this one reads format {FORMAT} '
-			'and older)')
-	return ''
+	return '' if v is None else version_problem(v, FORMAT)
 
 
 def status_problem(status: Any) -> str:

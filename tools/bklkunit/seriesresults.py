@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List
 
-from . import atomic
+from . import atomic, rundir
 from .errors import UserError
 
 FILE = 'series.json'
@@ -70,11 +70,9 @@ def write_series_job(path: Path, job: SeriesJob) -> None:
 def _problem(doc: Any) -> str:
 	if not isinstance(doc, dict) or doc.get('kind') != 'series':
 		return 'not a check-series results file (no "kind": "series")'
-	v = doc.get('format', FORMAT)
-	if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-		return f'"format" is not a version number ({v!r})'
-	if v > FORMAT:
-		return f'format {v}, written by a newer kunit.py (this one reads format {FORMAT} and older)'
+	problem = rundir.version_problem(doc.get('format', FORMAT), FORMAT)
+	if problem:
+		return problem
 	for k in IDENTITY + ('shard', 'started', 'name'):
 		if not isinstance(doc.get(k, ''), str):
 			return f'"{k}" is not text'
