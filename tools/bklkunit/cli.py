@@ -14,11 +14,19 @@ import traceback
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import (VERSION, ab, baseline, bench, ciconfig, clean, deps, export, fixturecmd, jsonout,
-	       mail, merge, mutate, paths, progress, run, rundir, selftest, seriescheck, tree)
-from .baseline import Comparison
-from .errors import UserError
-from .results import ArchRun
+from . import VERSION, jsonout
+from .analysis import ab, bench, mutate
+from .base import deps, paths
+from .base.errors import UserError
+from .ci import gate, merge, pipeline
+from .compare import baseline
+from .compare.baseline import Comparison
+from .results import export, rundir
+from .results.model import ArchRun
+from .run import clean, progress, runner
+from .series import checkseries, mail
+from .source import tree
+from .ufsimage import command
 
 DESCRIPTION = """\
 Build Debian's linux-source-6.12 with the BKL end-game KUnit series and
@@ -76,7 +84,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-	return run.main(args)
+	return runner.main(args)
 
 
 def cmd_ab(args: argparse.Namespace) -> int:
@@ -84,7 +92,7 @@ def cmd_ab(args: argparse.Namespace) -> int:
 
 
 def cmd_check_series(args: argparse.Namespace) -> int:
-	return seriescheck.main(args)
+	return checkseries.main(args)
 
 
 def cmd_deps(args: argparse.Namespace) -> int:
@@ -207,7 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
 	p = sub.add_parser('run', help='build and run the suites on each arch (all four cold: '
 			   '~50 min on 2 cores; start with --arch=x86_64)')
 	_common(p)
-	run.add_arguments(p)
+	runner.add_arguments(p)
 	_json_option(p)
 	group_options(p, RUN_GROUPS)
 	p.set_defaults(func=cmd_run)
@@ -236,18 +244,18 @@ def build_parser() -> argparse.ArgumentParser:
 	p = sub.add_parser('fixtures', help='make (or find) the UFS fixture images, list them, write or check '
 				   'the form the kernel carries')
 	_common(p)
-	fixturecmd.add_arguments(p)
-	p.set_defaults(func=fixturecmd.cmd)
+	command.add_arguments(p)
+	p.set_defaults(func=command.cmd)
 
 	p = sub.add_parser('check-series', help='apply, checkpatch and build each patch')
 	_common(p)
-	seriescheck.add_arguments(p)
+	checkseries.add_arguments(p)
 	p.set_defaults(func=cmd_check_series)
 
 	p = sub.add_parser('test', help='pytest, series checks and KUnit on the CI arches')
 	_common(p)
-	selftest.add_arguments(p)
-	p.set_defaults(func=lambda a: selftest.main(a))
+	gate.add_arguments(p)
+	p.set_defaults(func=lambda a: gate.main(a))
 
 	p = sub.add_parser('deps', help='install the Debian packages the arches need')
 	_common(p)
@@ -291,8 +299,8 @@ def build_parser() -> argparse.ArgumentParser:
 	p = sub.add_parser('ci-config', help='write the GitLab CI pipeline (.gitlab-ci.yml) from the '
 			   'tool\'s arches, profiles and series (docs/ci.md)')
 	_common(p)
-	ciconfig.add_arguments(p)
-	p.set_defaults(func=ciconfig.cmd)
+	pipeline.add_arguments(p)
+	p.set_defaults(func=pipeline.cmd)
 
 	p = sub.add_parser('clean', help='remove build directories and results')
 	_common(p)
@@ -386,7 +394,7 @@ def _json_verb(args: argparse.Namespace) -> Tuple[int, Optional[Path], Optional[
 		rc, compared, where = baseline.compare_command(args)
 		return rc, where, None, compared
 	try:
-		rc = run.main(args)
+		rc = runner.main(args)
 	finally:
 		got = getattr(args, 'results_dir_used', None)
 		args.json_rdir = Path(got) if got else None

@@ -9,8 +9,14 @@ import os
 
 import pytest
 
-from bklkunit import ab, baseline, cli, export, paths, run, rundir, tree
-from bklkunit.errors import UserError
+from bklkunit import cli
+from bklkunit.analysis import ab
+from bklkunit.base import paths
+from bklkunit.base.errors import UserError
+from bklkunit.compare import baseline
+from bklkunit.results import export, kunit_tool, rundir
+from bklkunit.run import runner
+from bklkunit.source import kconfig, tree
 from conftest import STUB_ARGS, KCONFIG_B, FAKE_SOURCE, commit, git
 from test_baseline import ALPHA, ktap_console
 from test_run import fake, main_env  # noqa: F401  (fixtures used by abf)
@@ -36,15 +42,15 @@ def labels(rows):
 
 
 def test_every_label():
-	a = cases('CRASH', s_same=ab.PASS, s_reg=ab.PASS, s_fix=baseline.FAIL, s_fixcrash='crash',
-		  s_gone=ab.PASS, s_bothbad=baseline.FAIL, s_worse=baseline.FAIL, s_skip=ab.SKIP,
-		  s_newskip=ab.PASS, s_unskip=ab.SKIP, s_unskipfail=ab.SKIP, s_flaky=ab.PASS,
+	a = cases('CRASH', s_same=baseline.PASS, s_reg=baseline.PASS, s_fix=baseline.FAIL, s_fixcrash='crash',
+		  s_gone=baseline.PASS, s_bothbad=baseline.FAIL, s_worse=baseline.FAIL, s_skip=baseline.SKIP,
+		  s_newskip=baseline.PASS, s_unskip=baseline.SKIP, s_unskipfail=baseline.SKIP, s_flaky=baseline.PASS,
 		  s_missing='missing')
 	a.status = 'FAIL'                       # A ran to its end
-	b = cases('FAIL', s_same=ab.PASS, s_reg=baseline.FAIL, s_fix=ab.PASS, s_fixcrash=ab.PASS,
-		  s_bothbad=baseline.FAIL, s_worse='crash', s_skip=ab.SKIP, s_newskip=ab.SKIP,
-		  s_unskip=ab.PASS, s_unskipfail=baseline.FAIL, s_flaky=ab.FLAKY, s_missing=ab.PASS,
-		  t_new=ab.PASS, t_newfail=baseline.FAIL)
+	b = cases('FAIL', s_same=baseline.PASS, s_reg=baseline.FAIL, s_fix=baseline.PASS, s_fixcrash=baseline.PASS,
+		  s_bothbad=baseline.FAIL, s_worse='crash', s_skip=baseline.SKIP, s_newskip=baseline.SKIP,
+		  s_unskip=baseline.PASS, s_unskipfail=baseline.FAIL, s_flaky=baseline.FLAKY, s_missing=baseline.PASS,
+		  t_new=baseline.PASS, t_newfail=baseline.FAIL)
 	got = labels(ab.label_cases(a, b))
 	assert got == {
 		's.same': ('pass', 'pass', 'unchanged pass'),
@@ -71,21 +77,21 @@ def test_every_label():
 
 
 def test_a_case_b_lost_to_a_crash_is_a_regression_not_removed():
-	a = cases('PASS', s_one=ab.PASS, s_two=ab.PASS, s_three=baseline.FAIL, s_four=ab.SKIP)
-	b = cases('CRASH', s_one=ab.PASS, s_two='crash')           # B died in s.two
+	a = cases('PASS', s_one=baseline.PASS, s_two=baseline.PASS, s_three=baseline.FAIL, s_four=baseline.SKIP)
+	b = cases('CRASH', s_one=baseline.PASS, s_two='crash')           # B died in s.two
 	got = labels(ab.label_cases(a, b))
 	assert got['s.two'] == ('pass', 'crash', 'regressed by the series')
 	assert got['s.three'] == ('fail', 'missing', 'unchanged fail')
 	assert got['s.four'] == ('skip', 'missing', 'not run on B')
 	b.status = 'PASS'                                          # B ran to its end
-	got = labels(ab.label_cases(a, cases('PASS', s_one=ab.PASS)))
+	got = labels(ab.label_cases(a, cases('PASS', s_one=baseline.PASS)))
 	assert got['s.two'] == ('pass', None, 'removed')
 
 
 def test_a_crash_is_never_a_pass_and_hides_nothing():
 	"""A crashed in s.two: what B has and A does not may exist on A too."""
-	a = cases('CRASH', s_one=ab.PASS, s_two='crash')
-	b = cases('PASS', s_one=ab.PASS, s_two=ab.PASS, s_three=ab.PASS, u_x=ab.PASS)
+	a = cases('CRASH', s_one=baseline.PASS, s_two='crash')
+	b = cases('PASS', s_one=baseline.PASS, s_two=baseline.PASS, s_three=baseline.PASS, u_x=baseline.PASS)
 	got = labels(ab.label_cases(a, b))
 	assert got['s.two'] == ('crash', 'pass', 'fixed by the series')
 	assert got['s.three'] == (None, 'pass', 'not run on A')
@@ -97,8 +103,8 @@ def test_a_crash_is_never_a_pass_and_hides_nothing():
 
 
 def test_labels_follow_the_filter():
-	a = cases(s_one=ab.PASS, u_x=ab.PASS)
-	b = cases(s_one=baseline.FAIL, u_x=baseline.FAIL, u_y=ab.PASS)
+	a = cases(s_one=baseline.PASS, u_x=baseline.PASS)
+	b = cases(s_one=baseline.FAIL, u_x=baseline.FAIL, u_y=baseline.PASS)
 	assert [r.case for r in ab.label_cases(a, b, 's')] == ['s.one']
 	assert [r.case for r in ab.label_cases(a, b, 'u.y')] == ['u.y']
 
@@ -349,7 +355,7 @@ def test_filter_text_drops_only_options_with_a_reason():
 			    'CONFIG_ATALK_DDP_KUNIT_TEST=y')
 	assert lines[3] == '# CONFIG_ATALK_DDP_KUNIT_TEST=y was here'     # a comment stays
 	assert 'CONFIG_CMDLINE="a b"' in lines
-	assert ab.option_symbol('CONFIG_X=m') == 'X' and ab.option_symbol('# x') is None
+	assert kconfig.option_symbol('CONFIG_X=m') == 'X' and kconfig.option_symbol('# x') is None
 
 
 def test_a_fragments_copies_only_what_changes(tmp_path):
@@ -373,13 +379,13 @@ def test_a_fragments_copies_only_what_changes(tmp_path):
 
 def test_refused_symbols_from_kunit_build_output():
 	from conftest import read_data
-	assert ab.refused_symbols(read_data('build_config_missing.log')) == ['CIFS']
+	assert kunit_tool.refused_symbols(read_data('build_config_missing.log')) == ['CIFS']
 	log = ('ERROR:root:Not all Kconfig options selected in kunitconfig were in the generated '
 	       '.config.\nThis is probably due to unsatisfied dependencies.\n'
 	       'Missing: CONFIG_UFS_FS_WRITE=y, # CONFIG_FOO is not set, CONFIG_BAR=m\n')
-	assert ab.refused_symbols(log) == ['BAR', 'FOO', 'UFS_FS_WRITE']
-	assert ab.refused_symbols(read_data('build_config_conflict.log')) == []
-	assert ab.refused_symbols(read_data('build_compile_error.log')) == []
+	assert kunit_tool.refused_symbols(log) == ['BAR', 'FOO', 'UFS_FS_WRITE']
+	assert kunit_tool.refused_symbols(read_data('build_config_conflict.log')) == []
+	assert kunit_tool.refused_symbols(read_data('build_compile_error.log')) == []
 
 
 # ---------------------------------------------------------- whole ab runs
@@ -827,12 +833,12 @@ def test_ab_runs_its_arches_as_run_does_with_parallel(abf, monkeypatch):
 		f.ctl_write('a', arch, 'console', A_CONSOLE)
 		f.ctl_write('b', arch, 'console', B_CONSOLE)
 	calls = []
-	real = run.run_concurrently
+	real = runner.run_concurrently
 
 	def spy(arches, workers, options, ktree, one):
 		calls.append((list(arches), workers, options.jobs))
 		return real(arches, workers, options, ktree, one)
-	monkeypatch.setattr(run, 'run_concurrently', spy)
+	monkeypatch.setattr(runner, 'run_concurrently', spy)
 	ab.main(f.ab_args('--arch', 'x86_64,arm', '--parallel', '2'))
 	assert calls == [(['x86_64', 'arm'], 2, 3)]
 	doc = ab_json(f)
@@ -844,13 +850,13 @@ def test_ab_runs_its_arches_as_run_does_with_parallel(abf, monkeypatch):
 
 
 def test_ab_sides_are_written_and_read_by_run_s_code(abf, monkeypatch, capsys):
-	"""Each side is a results directory as `run` writes it (run.finish:
+	"""Each side is a results directory as `run` writes it (runner.finish:
 	verdict.json, summary.json with the same keys, the reports), and its
 	consoles are read once, for its reports and the labels alike."""
 	f = abf
 	for arch in ('x86_64', 'arm'):
 		f.ctl_write('b', arch, 'console', ktap_console(ALPHA))
-	assert run.main(f.args('--arch', 'x86_64,arm', '--no-ccache')) == 0
+	assert runner.main(f.args('--arch', 'x86_64,arm', '--no-ccache')) == 0
 	run_summary = json.loads((f.results / 'summary.json').read_text())
 	run_verdict = json.loads((f.results / 'x86_64' / 'verdict.json').read_text())
 	f.results = f.results.parent / 'ab-results'

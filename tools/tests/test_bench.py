@@ -10,8 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from bklkunit import bench, cli, deps, paths, run
-from bklkunit.errors import UserError
+from bklkunit import cli
+from bklkunit.analysis import bench
+from bklkunit.base import deps, paths
+from bklkunit.base.errors import UserError
+from bklkunit.run import plan
 from conftest import git, read_data
 from test_run import fake, with_ccache  # noqa: F401 (fixtures: repo fragments, stub controls)
 
@@ -19,7 +22,7 @@ EDIT = 'fs/autofs/tests/autofs_kunit.c'
 ORIGINAL = b'// SPDX-License-Identifier: GPL-2.0\n/* the autofs suite */\nint x;\n'
 
 # tools/testing/kunit/kunit.py of the fake tree: `run` (the plain side),
-# `build` and `exec` (ours, through run.py).  Each call is logged with the
+# `build` and `exec` (ours, through runner.py).  Each call is logged with the
 # edit file's hash as it saw it; <ctl>/fail_<verb> makes a verb fail, and
 # <ctl>/fail_edited fails every verb while the edit is in.
 STUB = r'''
@@ -144,7 +147,7 @@ def test_rows_run_alternately_and_never_together(b, capsys):
 		assert f'--build_dir={b.lay.build("plain", "x86_64")}' in c['argv']
 		assert c['ccache_dir'] == str(b.lay.ccache('plain'))
 		assert [a for a in c['argv'] if a.startswith('--kunitconfig=')] == [
-			f'--kunitconfig={k}' for k in run.kunitconfigs('x86_64', [])]
+			f'--kunitconfig={k}' for k in plan.kunitconfigs('x86_64', [])]
 		assert c['argv'][0] == '--arch=x86_64'
 		assert not any(a.startswith(('--qemu_args', '--json', '--jobs')) for a in c['argv'])
 		# Plain is kunit.py as a developer types it: no printk.time=1.
@@ -474,7 +477,7 @@ def test_commands_with_ccache(b, with_ccache):
 	assert '--no-ccache' in bench.ours_command(b.lay, 'arm64', off, Path('/r'))
 	env = bench.plain_env(b.lay)
 	assert env['CCACHE_DIR'] == str(b.lay.ccache('plain'))
-	assert env['KBUILD_BUILD_TIMESTAMP'] == run.build_env(b.cache)['KBUILD_BUILD_TIMESTAMP']
+	assert env['KBUILD_BUILD_TIMESTAMP'] == plan.build_env(b.cache)['KBUILD_BUILD_TIMESTAMP']
 
 
 def test_profile_fragments_and_unsupported_arch(b, capsys):
