@@ -78,9 +78,9 @@ def watched(main_env, monkeypatch):
 	f.steps = []
 	real = runner.resolve_tree
 
-	def resolve_tree(args, cache):
+	def resolve_tree(req):
 		f.steps.append('tree')
-		return real(args, cache)
+		return real(req)
 	monkeypatch.setattr(runner, 'resolve_tree', resolve_tree)
 	return f
 

@@ -799,7 +799,7 @@ def test_run_parser_new_flags():
 	args = cli.build_parser().parse_args(['run'])
 	assert (args.rerun_failures, args.suite_timeout, args.compare, args.no_crash_rerun) == (
 		0, plan.DEFAULT_SUITE_TIMEOUT, False, False)
-	assert args.timeout is None and runner.guest_timeout(args) == 300
+	assert args.timeout is None and plan.RunOptions.from_args(args).guest_timeout() == 300
 
 
 def test_format_table_without_flakes_is_unchanged():

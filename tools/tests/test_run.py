@@ -2,6 +2,7 @@
 """run: the per-arch loop over a fake kernel tree whose kunit.py is a stub."""
 
 import argparse
+import dataclasses
 import json
 import os
 import shutil
@@ -86,7 +87,8 @@ class Fake:
 		out = self.results / arch
 		bdir = self.cache / 'build' / 'debian' / arch
 		bdir.parent.mkdir(parents=True, exist_ok=True)     # as runner.main does
-		return runner.run_arch(self.tree, arch, bdir, out, args, self.cache), out
+		return runner.run_arch(self.tree, arch, bdir, out, plan.RunOptions.from_args(args),
+				       self.cache), out
 
 
 @pytest.fixture
@@ -210,7 +212,7 @@ def test_run_parser_defaults(tmp_path):
 	args = cli.build_parser().parse_args(['run'])
 	# One arch of each byte order (README: what --arch=all costs instead).
 	assert args.arch == 'x86_64,s390x' == ','.join(paths.DEFAULT_ARCHES)
-	assert args.timeout is None and runner.guest_timeout(args) == plan.DEFAULT_TIMEOUT == 300
+	assert args.timeout is None and plan.RunOptions.from_args(args).guest_timeout() == plan.DEFAULT_TIMEOUT == 300
 	assert args.filter_glob == ''
 	assert args.kunitconfig == [] and args.kconfig_add == [] and args.qemu_args == []
 	assert not args.no_ccache and not args.no_install and not args.verbose
@@ -219,8 +221,8 @@ def test_run_parser_defaults(tmp_path):
 
 def test_results_dir_default_is_timestamped_with_latest(tmp_path):
 	args = cli.build_parser().parse_args(['run'])
-	d1 = runner.results_dir(args, tmp_path)
-	d2 = runner.results_dir(args, tmp_path)
+	d1 = runner.results_dir(request(args, tmp_path))
+	d2 = runner.results_dir(request(args, tmp_path))
 	assert d1 != d2 and d1.is_dir() and d2.is_dir()
 	assert d1.parent == d2.parent == tmp_path / 'results'
 	latest = tmp_path / 'results' / 'latest'
@@ -413,8 +415,8 @@ def main_env(fake, monkeypatch):
 			    lambda pkgs, allow_install=True: ensured.append((list(pkgs), allow_install)))
 	info = {'tree': str(fake.tree), 'kernel_version': '6.12.118', 'series': 'applied'}
 
-	def resolve_tree(args, cache):
-		assert cache == fake.cache
+	def resolve_tree(req):
+		assert req.cache == fake.cache
 		return fake.tree, 'debian', dict(info)
 	monkeypatch.setattr(runner, 'resolve_tree', resolve_tree)
 	fake.ensured = ensured
@@ -544,6 +546,11 @@ def user_tree(tmp_path, source_tarball, monkeypatch):
 	return series
 
 
+def request(args, cache):
+	"""The typed request of a command line, on the cache given."""
+	return dataclasses.replace(plan.RunRequest.from_args(args), cache=cache)
+
+
 def tree_args(t, *extra):
 	return cli.build_parser().parse_args(['run', '--tree', str(t), '--no-install'] + list(extra))
 
@@ -552,10 +559,10 @@ def test_resolve_tree_applies_an_independent_series(user_tree, tmp_path, capsys)
 	t, patches = user_tree(
 		('autofs: one', {'fs/autofs/symlink.c': '// one\n'}),
 		('autofs: two', {'include/uapi/linux/auto_fs.h': '/* two */\n'}))
-	ktree, key, info = runner.resolve_tree(tree_args(t), tmp_path)
+	ktree, key, info = runner.resolve_tree(request(tree_args(t), tmp_path))
 	assert ktree == t and key.startswith('tree-')
 	assert info['series'] == 'not applied' and info['kernel_version'] == '6.12.118'
-	ktree, key2, info = runner.resolve_tree(tree_args(t, '--apply-series'), tmp_path)
+	ktree, key2, info = runner.resolve_tree(request(tree_args(t, '--apply-series'), tmp_path))
 	assert key2 == key
 	assert info['series'] == 'applied'
 	assert git(t, 'log', '--format=%s', '-2').splitlines() == ['autofs: two', 'autofs: one']
@@ -565,13 +572,13 @@ def test_resolve_tree_applies_a_dependent_series(user_tree, tmp_path, capsys):
 	# Like kernel-patches/: the second patch extends what the first added.
 	t, patches = user_tree(('autofs: add KUnit tests', {'fs/autofs/Kconfig': KCONFIG_A}),
 			       ('autofs: add end-state checks', {'fs/autofs/Kconfig': KCONFIG_B}))
-	_, _, info = runner.resolve_tree(tree_args(t), tmp_path)
+	_, _, info = runner.resolve_tree(request(tree_args(t), tmp_path))
 	assert info['series'] == 'not applied'
-	_, _, info = runner.resolve_tree(tree_args(t, '--apply-series'), tmp_path)
+	_, _, info = runner.resolve_tree(request(tree_args(t, '--apply-series'), tmp_path))
 	assert info['series'] == 'applied'
 	assert (t / 'fs/autofs/Kconfig').read_text() == KCONFIG_B
 	# Run again on the tree that now carries the series.
-	_, _, info = runner.resolve_tree(tree_args(t), tmp_path)
+	_, _, info = runner.resolve_tree(request(tree_args(t), tmp_path))
 	assert info['series'] == 'applied'
 
 
@@ -579,13 +586,13 @@ def test_resolve_tree_refuses_a_dirty_tree(user_tree, tmp_path):
 	t, _ = user_tree(('autofs: one', {'fs/autofs/symlink.c': '// one\n'}))
 	(t / 'fs/autofs/inode.c').write_text('local edit\n')
 	with pytest.raises(UserError, match='uncommitted'):
-		runner.resolve_tree(tree_args(t, '--apply-series'), tmp_path)
+		runner.resolve_tree(request(tree_args(t, '--apply-series'), tmp_path))
 	assert (t / 'fs/autofs/inode.c').read_text() == 'local edit\n'
 
 
 def test_resolve_tree_needs_kunit_py(tmp_path):
 	with pytest.raises(UserError, match='tools/testing/kunit/kunit.py'):
-		runner.resolve_tree(tree_args(tmp_path), tmp_path)
+		runner.resolve_tree(request(tree_args(tmp_path), tmp_path))
 
 
 # ------------------------------------------------------------ guest machine
@@ -599,25 +606,25 @@ def _ns(**kw):
 
 def test_guests_get_two_vcpus_by_default():
 	assert plan.DEFAULT_SMP == 2
-	assert runner.qemu_extra('x86_64', _ns()) == ['-smp 2']
+	assert plan.RunOptions.from_args(_ns()).qemu_extra('x86_64') == ['-smp 2']
 	assert cli.build_parser().parse_args(['run']).smp == 2
 
 
 def test_smp_one_and_user_smp_win():
-	assert runner.qemu_extra('arm', _ns(smp=1)) == []
-	assert runner.qemu_extra('arm', _ns(qemu_args=['-smp 4'])) == ['-smp 4']
+	assert plan.RunOptions.from_args(_ns(smp=1)).qemu_extra('arm') == []
+	assert plan.RunOptions.from_args(_ns(qemu_args=['-smp 4'])).qemu_extra('arm') == ['-smp 4']
 	# The kcsan profile brings its own -smp: no second one.
-	assert runner.qemu_extra('x86_64', _ns(profile='kcsan')) == []
+	assert plan.RunOptions.from_args(_ns(profile='kcsan')).qemu_extra('x86_64') == []
 
 
 def test_no_disks_are_attached(fake):
 	"""The UFS images are carried in the kernel: a guest gets vCPUs and the
 	user's arguments, no drives."""
-	x86 = runner.qemu_extra('x86_64', _ns())
+	x86 = plan.RunOptions.from_args(_ns()).qemu_extra('x86_64')
 	assert x86 == ['-smp 2']
-	assert runner.qemu_extra('arm64', _ns(qemu_args=['-m 2048'])) == ['-smp 2', '-m 2048']
+	assert plan.RunOptions.from_args(_ns(qemu_args=['-m 2048'])).qemu_extra('arm64') == ['-smp 2', '-m 2048']
 	# UML boots no QEMU: no vCPUs to ask for.
-	assert runner.qemu_extra('um', _ns()) == []
+	assert plan.RunOptions.from_args(_ns()).qemu_extra('um') == []
 	fake.scenario('x86_64', console='console_pass.log')
 	r, _ = fake.run_arch('x86_64')
 	assert r.status == 'PASS', r.reason
@@ -782,11 +789,11 @@ def test_run_arch_fails_a_guest_that_brought_up_fewer_cpus(fake):
 
 
 def test_guest_timeout_the_option_then_the_profile_then_the_default():
-	assert runner.guest_timeout(_ns(timeout=None)) == plan.DEFAULT_TIMEOUT
-	assert runner.guest_timeout(_ns(timeout=None, profile='kasan')) == 900
-	assert runner.guest_timeout(_ns(timeout=77, profile='kasan')) == 77
-	assert runner.guest_timeout(_ns(timeout=None, profile='kcsan')) == 900
-	assert runner.guest_timeout(_ns(timeout=None, profile='faults')) == 900
+	assert plan.RunOptions.from_args(_ns(timeout=None)).guest_timeout() == plan.DEFAULT_TIMEOUT
+	assert plan.RunOptions.from_args(_ns(timeout=None, profile='kasan')).guest_timeout() == 900
+	assert plan.RunOptions.from_args(_ns(timeout=77, profile='kasan')).guest_timeout() == 77
+	assert plan.RunOptions.from_args(_ns(timeout=None, profile='kcsan')).guest_timeout() == 900
+	assert plan.RunOptions.from_args(_ns(timeout=None, profile='faults')).guest_timeout() == 900
 
 
 def test_main_writes_summary_once_and_reads_each_console_once(main_env, monkeypatch):

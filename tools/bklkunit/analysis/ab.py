@@ -52,7 +52,7 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ..base import atomic, deps, paths
 from ..base.errors import UserError
@@ -61,7 +61,7 @@ from ..compare.baseline import BAD, FLAKY, MISSING, PASS, SKIP
 from ..results import kunit_tool, rundir
 from ..results.model import ArchResult, ArchStatus, NOT_BUILT, now
 from ..run import profiles, progress, runner
-from ..run.plan import RunOptions, kunitconfigs
+from ..run.plan import RunOptions, RunRequest, kunitconfigs
 from ..source import commitmsg, kconfig, tree
 
 FORMAT = 1
@@ -258,13 +258,11 @@ def a_fragments(fragments: Sequence[Path], why: Callable[[str], Optional[str]],
 
 
 
-def run_a(wt: Path, arch: str, bdir: Path, out: Path,
-	  options: Union[RunOptions, argparse.Namespace], cache: Path, defined: Set[str],
-	  sides: Mapping[str, str] = SIDES) -> Tuple[ArchResult, List[Dict[str, str]]]:
+def run_a(wt: Path, arch: str, bdir: Path, out: Path, options: RunOptions, cache: Path,
+	  defined: Set[str], sides: Mapping[str, str] = SIDES
+	  ) -> Tuple[ArchResult, List[Dict[str, str]]]:
 	"""runner.run_arch on the pristine tree with the filtered kunitconfigs; a
 	second build when kunit.py refused options of the first."""
-	if not isinstance(options, RunOptions):
-		options = RunOptions.from_args(options)
 	fragments = kunitconfigs(arch, options.kunitconfig, options.profile.name)
 	refused: Dict[str, str] = {}
 
@@ -517,42 +515,38 @@ def _run_side(fn: Callable[[], Any], arch: str, profile: str) -> Any:
 
 
 def main(args: argparse.Namespace) -> int:
-	try:
-		arches = paths.parse_arches(args.arch)
-	except ValueError as e:
-		raise UserError(str(e))
-	cache = paths.cache_dir(args.cache_dir)
-	runner.check_arguments(args, cache, arches, profiles.get(args.profile))
+	"""`ab`: its command line read once, run's part by RunRequest.from_args."""
+	req = RunRequest.from_args(args)
+	runner.check_arguments(req)
 	held = contextlib.ExitStack()
-	with paths.locked(cache / 'pristine' / 'ab.lock', 'the pristine tree of kunit.py ab'):
+	with paths.locked(req.cache / 'pristine' / 'ab.lock', 'the pristine tree of kunit.py ab'):
 		try:
-			return _main(args, arches, cache, held)
+			return _main(req, args.a_side, held)
 		finally:
 			held.close()
 
 
-def _main(args: argparse.Namespace, arches: List[str], cache: Path,
-	  held: contextlib.ExitStack) -> int:
+def _main(req: RunRequest, mode: str, held: contextlib.ExitStack) -> int:
+	arches, cache, filter_glob = list(req.arches), req.cache, req.options.filter_glob
 	# As run: when it started, where the time goes (each side's summary.json).
 	timings: Dict[str, float] = {}
 	t0 = time.time()
 	started = now()
-	mode = args.a_side
 	sides = side_names(mode)
-	prof = profiles.get(args.profile)
+	prof = req.profile
 	deps.ensure(deps.for_arches([a for a in arches if prof.supports(a)] or arches),
-		    allow_install=not args.no_install)
+		    allow_install=req.allow_install)
 	timings['deps'] = time.time() - t0
 	t1 = time.time()
-	b_tree, key, info = runner.resolve_tree(args, cache)
-	runner.hold_tree(held, args, b_tree, info)
+	b_tree, key, info = runner.resolve_tree(req)
+	runner.hold_tree(held, req, b_tree, info)
 	a_tree, commit, done, left_out = make_a_tree(b_tree, cache, mode)
 	timings['tree'] = time.time() - t1
 	print(f'A ({sides["a"]}): {a_tree} at {commit[:12]} ({done})', flush=True)
 	for lo in left_out:
 		print(f'  not on A: {lo["subject"]} ({lo["why"]})')
 	defined = defined_symbols(b_tree, commit)
-	rdir = runner.results_dir(args, cache, point_latest=False)
+	rdir = runner.results_dir(req, point_latest=False)
 	if prof.name != profiles.DEFAULT:
 		print(f'Profile {prof.name}: {prof.what}')
 	on_a = ('none (pristine)' if mode == 'pristine' else
@@ -564,8 +558,8 @@ def _main(args: argparse.Namespace, arches: List[str], cache: Path,
 	# ab stopped half-way leaves two results directories that report,
 	# compare and baseline read as far as they went.
 	for side, side_info in (('a', a_info), ('b', info)):
-		rundir.write_plan(rdir / side, side_info, arches, prof.name, args.filter_glob, started)
-	options = RunOptions.from_args(args)
+		rundir.write_plan(rdir / side, side_info, arches, prof.name, filter_glob, started)
+	options = req.options
 
 	def one(arch: str, opts: RunOptions) -> ArchAB:
 		"""Both sides of one arch: B (the series), then A."""
@@ -593,7 +587,7 @@ def _main(args: argparse.Namespace, arches: List[str], cache: Path,
 
 	# The arches run as `run` runs them: --parallel N at once (runner.run_concurrently).
 	todo = [a for a in arches if prof.supports(a)]
-	workers = runner.parallel_workers(args.parallel, len(todo))
+	workers = runner.parallel_workers(req.parallel, len(todo))
 	by_arch = ({a: one(a, options) for a in arches} if workers <= 1 else
 		   dict(runner.run_concurrently(todo, workers, options, b_tree, one),
 			**{a: one(a, options) for a in arches if a not in todo}))
@@ -604,7 +598,7 @@ def _main(args: argparse.Namespace, arches: List[str], cache: Path,
 	for side, side_info, ktree in (('a', a_info, a_tree), ('b', info, b_tree)):
 		side_dir = rdir / side
 		summary = rundir.summary_of(side_info, [getattr(x, side) for x in results], side_dir,
-					    args.filter_glob, prof.name, started, ab_side=sides[side])
+					    filter_glob, prof.name, started, ab_side=sides[side])
 		fin = runner.finish(side_dir, ktree, summary, dict(timings), t0)
 		loaded[side] = fin.loaded
 		for problem in fin.problems:
@@ -613,7 +607,7 @@ def _main(args: argparse.Namespace, arches: List[str], cache: Path,
 			print(f'Reports ({sides[side]}): ' + ', '.join(
 				f'{side}/{k}' for k in sorted(fin.reports)))
 	try:
-		compare_sides(rdir, a_tree, b_tree, results, args.filter_glob, sides, loaded)
+		compare_sides(rdir, a_tree, b_tree, results, filter_glob, sides, loaded)
 	except Exception as e:  # without labels there is no verdict: say so, fail
 		for x in results:
 			if x.a.status != profiles.SKIPPED:
@@ -628,7 +622,7 @@ def _main(args: argparse.Namespace, arches: List[str], cache: Path,
 	problems = [f'{x.arch}: {p}' for x in results for p in x.problems]
 	bad = [f'{x.arch}: {x.regressed} {REGRESSED}' for x in results if x.regressed] + problems
 	rc = 1 if bad else 0
-	doc = {'format': FORMAT, 'results_dir': str(rdir), 'filter_glob': args.filter_glob,
+	doc = {'format': FORMAT, 'results_dir': str(rdir), 'filter_glob': filter_glob,
 	       'profile': prof.name, 'labels': list(LABELS),
 	       'a': {'side': sides['a'], 'a_side': mode, 'left_out': left_out,
 		     'tree': str(a_tree), 'commit': commit,
@@ -640,7 +634,7 @@ def _main(args: argparse.Namespace, arches: List[str], cache: Path,
 	       'problems': problems,
 	       'exit': rc}
 	atomic.write_text(rdir / 'ab.json', json.dumps(doc, indent=1) + '\n')
-	if not args.results_dir:
+	if not req.results_dir:
 		runner.set_latest(cache, rdir)
 	print(f'\nResults: {rdir} (ab.json; a/ and b/ are results directories of their own)')
 	if bad:

@@ -191,6 +191,47 @@ class RunOptions:
 					     guest_kernel_args(arch))
 
 
+@dataclass(frozen=True)
+class RunRequest:
+	"""The `run` command (and what `ab` shares with it), read once from its
+	command line by from_args: nothing below the verb's entry sees the
+	command line itself."""
+	arches: Tuple[str, ...]
+	profile: profiles.Profile
+	cache: Path
+	options: RunOptions
+	tree: Optional[Path] = None          # --tree (None: the prepared work tree)
+	apply_series: bool = False
+	results_dir: Optional[Path] = None   # --results-dir (None: <cache>/results/<timestamp>)
+	build_dir: Optional[Path] = None     # --build-dir (None: <cache>/build/<key>/)
+	allow_install: bool = True           # not --no-install
+	compare: bool = False
+	baseline_dir: Optional[str] = None   # --baseline-dir, as given
+	parallel: int = 0
+
+	@classmethod
+	def from_args(cls, args: argparse.Namespace) -> 'RunRequest':
+		"""`run`'s (or `ab`'s) command line; a UserError for an arch list
+		it cannot read."""
+		a = vars(args)
+		try:
+			arches = tuple(paths.parse_arches(a['arch']))
+		except ValueError as e:
+			raise UserError(str(e))
+		profile = profiles.get(a.get('profile') or profiles.DEFAULT)
+		cache = paths.cache_dir(a.get('cache_dir'))
+
+		def resolved(v: Optional[str]) -> Optional[Path]:
+			return Path(v).resolve() if v else None
+		return cls(arches, profile, cache, RunOptions.from_args(args),
+			   tree=resolved(a.get('tree')), apply_series=bool(a.get('apply_series')),
+			   results_dir=resolved(a.get('results_dir')),
+			   build_dir=resolved(a.get('build_dir')),
+			   allow_install=not a.get('no_install', False),
+			   compare=bool(a.get('compare')), baseline_dir=a.get('baseline_dir'),
+			   parallel=a.get('parallel') or 0)
+
+
 def qemu_extra(arch: str, profile: profiles.Profile, qemu_args: Sequence[str] = (),
 	       smp: int = DEFAULT_SMP) -> List[str]:
 	"""RunOptions.qemu_extra for these options alone (bench's plain side)."""

@@ -23,10 +23,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar
 
 from . import buildinputs, covboots, laterboots, profiles, progress
-from .plan import (
+from .plan import (RunRequest, 
 	ArchPlan, DEFAULT_SMP, DEFAULT_SUITE_TIMEOUT, DEFAULT_TIMEOUT, PROGRESS_INTERVAL,
 	RunOptions, build_env, kunitconfigs)
 from ..base import atomic, deps, digest, paths
@@ -42,11 +42,6 @@ from ..source import tree
 T = TypeVar('T')
 # An arch running alongside others gets at least this many CPUs.
 CPUS_PER_ARCH = 4
-
-
-def qemu_extra(arch: str, args: argparse.Namespace) -> List[str]:
-	"""RunOptions.qemu_extra of a command line."""
-	return RunOptions.from_args(args).qemu_extra(arch)
 
 
 _SMP_ARG_RE = re.compile(r'(?:^|\s)-smp\s+(?:cpus=)?(\d+)')
@@ -82,11 +77,6 @@ def guest_cpus(console: List[str]) -> Optional[int]:
 		if m:
 			return int(m.group(1))
 	return None
-
-
-def guest_timeout(args: argparse.Namespace) -> int:
-	"""RunOptions.guest_timeout of a command line."""
-	return RunOptions.from_args(args).guest_timeout()
 
 
 def add_arguments(p: argparse.ArgumentParser, one_tree: bool = True) -> None:
@@ -180,16 +170,12 @@ def _tail(path: Path, n: int = 20) -> str:
 		return ''
 
 
-def run_arch(ktree: Path, arch: str, build_dir: Path, out: Path,
-	     options: Union[RunOptions, argparse.Namespace], cache: Path,
-	     fragments: Optional[List[Path]] = None, tag: str = '') -> ArchResult:
-	"""Build and boot one arch.  options: the run's (a command line is read
-	by RunOptions.from_args); fragments: the kunitconfigs to build with
+def run_arch(ktree: Path, arch: str, build_dir: Path, out: Path, options: RunOptions,
+	     cache: Path, fragments: Optional[List[Path]] = None, tag: str = '') -> ArchResult:
+	"""Build and boot one arch.  options: the run's; fragments: the kunitconfigs to build with
 	(default kunitconfigs()); tag: shown after the arch in progress lines.
 	The build directory is locked while it is built and booted (<build
 	dir>.lock): another kunit.py on the same cache waits for it."""
-	if not isinstance(options, RunOptions):
-		options = RunOptions.from_args(options)
 	if fragments is None:
 		fragments = kunitconfigs(arch, options.kunitconfig, options.profile.name,
 					 options.coverage)
@@ -338,12 +324,12 @@ def boot(p: ArchPlan, res: ArchResult, env: Dict[str, str]) -> ArchResult:
 	return res
 
 
-def resolve_tree(args: argparse.Namespace, cache: Path) -> Tuple[Path, str, Dict[str, str]]:
+def resolve_tree(req: RunRequest) -> Tuple[Path, str, Dict[str, str]]:
 	"""The kernel tree to run, a key for its build directories, and facts
 	about it for the summary."""
 	patches = tree.read_series(paths.PATCH_DIR)
-	if not args.tree:
-		prep = tree.prepare(cache, allow_install=not args.no_install, quiet=True,
+	if not req.tree:
+		prep = tree.prepare(req.cache, allow_install=req.allow_install, quiet=True,
 				    keep_local=True)
 		info = {'tree': str(prep.path), 'kernel_version': prep.upstream,
 			'debian_version': prep.debian_version,
@@ -351,7 +337,7 @@ def resolve_tree(args: argparse.Namespace, cache: Path) -> Tuple[Path, str, Dict
 			'series_hash': tree.series_hash(patches), 'head': prep.head}
 		print(f'Tree {prep.path} ({prep.debian_version} + {len(prep.patches)} patches)')
 		return prep.path, 'debian', info
-	ktree = Path(args.tree).resolve()
+	ktree = req.tree
 	if not (ktree / 'tools/testing/kunit/kunit.py').exists():
 		raise UserError(f'{ktree} is not a kernel tree with tools/testing/kunit/kunit.py')
 	version = tree.version_from_makefile(ktree)
@@ -363,7 +349,7 @@ def resolve_tree(args: argparse.Namespace, cache: Path) -> Tuple[Path, str, Dict
 	for p, s in zip(patches, status):
 		if s != summary:
 			print(f'  {p.name}: {s}')
-	if args.apply_series and summary != 'applied':
+	if req.apply_series and summary != 'applied':
 		want = tree.upstream_version(tree.debian_version() or '')
 		if want and version != want:
 			raise UserError(f'the series is for Linux {want}; {ktree} is {version}')
@@ -383,12 +369,12 @@ def resolve_tree(args: argparse.Namespace, cache: Path) -> Tuple[Path, str, Dict
 			    'series': summary, 'series_hash': tree.series_hash(patches)}
 
 
-def check_arguments(args: argparse.Namespace, cache: Path, arches: List[str],
-		    prof: 'profiles.Profile') -> None:
+def check_arguments(req: RunRequest) -> None:
 	"""Every check of run's (and ab's) arguments that can be made before
 	anything is written: before packages, the tree, the
 	results directory or `latest` are touched, bad input is a UserError."""
-	if getattr(args, 'coverage', False):
+	arches, prof, cache = req.arches, req.profile, req.cache
+	if req.options.coverage:
 		problem = scope.profile_problem(prof.name)
 		if problem:
 			raise UserError(problem)
@@ -401,28 +387,28 @@ def check_arguments(args: argparse.Namespace, cache: Path, arches: List[str],
 					f'{", ".join(list(gcovinit.HEADER_ARCH) + ["um"])})')
 	for arch in arches:
 		if prof.supports(arch):
-			kunitconfigs(arch, args.kunitconfig, prof.name, getattr(args, 'coverage', False))
-	if args.tree:
-		ktree = Path(args.tree).resolve()
-		if not (ktree / 'tools/testing/kunit/kunit.py').exists():
-			raise UserError(f'{ktree} is not a kernel tree with tools/testing/kunit/kunit.py')
-	if args.compare:
-		baseline.check_baseline_dir(args.baseline_dir)
-	if args.results_dir:
-		paths.usable_dir(Path(args.results_dir).resolve(), '--results-dir', probe=True)
+			kunitconfigs(arch, req.options.kunitconfig, prof.name, req.options.coverage)
+	if req.tree:
+		if not (req.tree / 'tools/testing/kunit/kunit.py').exists():
+			raise UserError(f'{req.tree} is not a kernel tree with tools/testing/kunit/kunit.py')
+	if req.compare:
+		baseline.check_baseline_dir(req.baseline_dir)
+	if req.results_dir:
+		paths.usable_dir(req.results_dir, '--results-dir', probe=True)
 	else:
 		paths.usable_dir(cache / 'results', 'the results directory', probe=True)
-	for value, opt in ((args.build_dir, '--build-dir'), (args.ccache_dir, '--ccache-dir')):
+	for value, opt in ((req.build_dir, '--build-dir'), (req.options.ccache_dir, '--ccache-dir')):
 		if value:
-			paths.usable_dir(Path(value).resolve(), opt, probe=True)
+			paths.usable_dir(value, opt, probe=True)
 
 
-def results_dir(args: argparse.Namespace, cache: Path, point_latest: bool = True) -> Path:
+def results_dir(req: RunRequest, point_latest: bool = True) -> Path:
 	"""--results-dir, else a new <cache>/results/<timestamp>.  point_latest:
 	<cache>/results/latest points at it at once; run and ab leave that to
 	set_latest(), once the directory has its summary."""
-	if args.results_dir:
-		d = Path(args.results_dir).resolve()
+	cache = req.cache
+	if req.results_dir:
+		d = req.results_dir
 		d.mkdir(parents=True, exist_ok=True)
 		return d
 	base = cache / 'results'
@@ -573,58 +559,59 @@ def finish(rdir: Path, ktree: Path, summary: Dict[str, Any], timings: Dict[str, 
 	return done
 
 
-def hold_tree(held: contextlib.ExitStack, args: argparse.Namespace, ktree: Path,
+def hold_tree(held: contextlib.ExitStack, req: RunRequest, ktree: Path,
 	      info: Dict[str, str]) -> None:
 	"""The prepared work tree (not a --tree: resolve_tree gives its HEAD)
 	held shared for the rest of the command (tree.reading): another
 	kunit.py's prepare does not rebuild it under this one's builds."""
-	if not args.tree and info.get('head'):
+	if not req.tree and info.get('head'):
 		held.enter_context(tree.reading(ktree, info['head']))
 		tree.refuse_mutated(ktree)
 
 
 def main(args: argparse.Namespace) -> int:
+	"""`run`: its command line read once (RunRequest.from_args); the
+	results directory is left in args.results_dir_used for `run --json`."""
+	req = RunRequest.from_args(args)
 	held = contextlib.ExitStack()
+	used: List[Path] = []
 	try:
-		return _main(args, held)
+		return _main(req, held, used)
 	finally:
 		held.close()
+		if used:
+			args.results_dir_used = str(used[0])
 
 
-def _main(args: argparse.Namespace, held: contextlib.ExitStack) -> int:
-	try:
-		arches = paths.parse_arches(args.arch)
-	except ValueError as e:
-		raise UserError(str(e))
-	prof = profiles.get(args.profile)
-	cache = paths.cache_dir(args.cache_dir)
-	check_arguments(args, cache, arches, prof)
-	with_coverage = bool(getattr(args, 'coverage', False))
+def _main(req: RunRequest, held: contextlib.ExitStack, used: List[Path]) -> int:
+	arches, prof, cache, filter_glob = list(req.arches), req.profile, req.cache, req.options.filter_glob
+	check_arguments(req)
+	with_coverage = req.options.coverage
 	# Where the run's own time goes (summary.json "timings"; `bench` reads it).
 	timings: Dict[str, float] = {}
 	t0 = time.time()
 	started = now()
 	deps.ensure(deps.for_arches([a for a in arches if prof.supports(a)] or arches)
 		    + (deps.COVERAGE_PACKAGES if with_coverage else []),
-		    allow_install=not args.no_install)
+		    allow_install=req.allow_install)
 	timings['deps'] = time.time() - t0
 	t1 = time.time()
-	ktree, key, info = resolve_tree(args, cache)
-	hold_tree(held, args, ktree, info)
+	ktree, key, info = resolve_tree(req)
+	hold_tree(held, req, ktree, info)
 	timings['tree'] = time.time() - t1
-	rdir = results_dir(args, cache, point_latest=False)
-	args.results_dir_used = str(rdir)      # for `run --json` (cli)
+	rdir = results_dir(req, point_latest=False)
+	used.append(rdir)      # for `run --json` (cli)
 	# What this run is to do, before it does any: a job that dies leaves
 	# this and the verdicts of the arches it finished (`merge`).
-	rundir.write_plan(rdir, info, arches, prof.name, args.filter_glob, started)
+	rundir.write_plan(rdir, info, arches, prof.name, filter_glob, started)
 	if prof.name != profiles.DEFAULT:
 		print(f'Profile {prof.name}: {prof.what}')
 
-	options = RunOptions.from_args(args)
+	options = req.options
 
 	def one(arch: str, arch_options: RunOptions) -> ArchResult:
-		if args.build_dir:
-			bdir = Path(args.build_dir).resolve() / arch
+		if req.build_dir:
+			bdir = req.build_dir / arch
 		else:
 			bdir = (cache / 'build' / (profiles.build_key(key, prof.name)
 						   + (scope.BUILD_SUFFIX if with_coverage else '')) / arch)
@@ -648,20 +635,20 @@ def _main(args: argparse.Namespace, held: contextlib.ExitStack) -> int:
 			rundir.write_verdict(rdir, r)
 			progress.say(arch, f'{r.status}: {prof.why_not(arch)}')
 	todo = [a for a in arches if a not in by_arch]
-	workers = parallel_workers(args.parallel, len(todo))
+	workers = parallel_workers(req.parallel, len(todo))
 	if workers <= 1:
 		for arch in todo:
 			by_arch[arch] = one(arch, options)
 	else:
 		by_arch.update(run_concurrently(todo, workers, options, ktree, one))
 	results: List[ArchResult] = [by_arch[a] for a in arches]
-	done = finish(rdir, ktree, rundir.summary_of(info, results, rdir, args.filter_glob, prof.name,
+	done = finish(rdir, ktree, rundir.summary_of(info, results, rdir, filter_glob, prof.name,
 						     started), timings, t0)
 	for problem in done.problems:
 		print(problem, file=sys.stderr)
 	if done.reports:
 		print('Reports: ' + ', '.join(sorted(done.reports)))
-	if not args.results_dir:
+	if not req.results_dir:
 		set_latest(cache, rdir)
 	print()
 	print(format_table(results))
@@ -692,9 +679,9 @@ def _main(args: argparse.Namespace, held: contextlib.ExitStack) -> int:
 		print(table.format_run(results))
 		if any(r.counted and r.coverage.get('error') for r in results):
 			rc = 1
-	if args.compare:
+	if req.compare:
 		print()
-		bdir = (Path(args.baseline_dir).resolve() if args.baseline_dir
+		bdir = (Path(req.baseline_dir).resolve() if req.baseline_dir
 			else baseline.default_dir(prof.name))
 		crc, _, _ = baseline.compare(rdir, ktree, bdir, show_divergence=False)
 		rc = max(rc, crc)
