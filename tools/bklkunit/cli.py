@@ -391,7 +391,7 @@ def _json_verb(args: argparse.Namespace) -> Tuple[int, Optional[Path], Optional[
 		rc, reported, written = report(args)
 		return rc, reported, written, None
 	if args.command == 'compare':
-		rc, compared, where = baseline.compare_command(args)
+		rc, compared, where = baseline.compare_command(baseline.BaselineOptions.from_args(args))
 		return rc, where, None, compared
 	try:
 		rc = runner.main(args)

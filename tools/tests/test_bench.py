@@ -107,7 +107,7 @@ def b(fake, tmp_path, monkeypatch, kernel_tree):
 	git(bb.main, 'commit', '-q', '-m', 'pristine + series')
 	bb.head = git(bb.main, 'rev-parse', 'HEAD').strip()
 	(fake.ctl / 'console').write_text(read_data('console_pass.log'))
-	monkeypatch.setattr(bench, 'prepared_tree', lambda args: (bb.main, bb.head))
+	monkeypatch.setattr(bench, 'prepared_tree', lambda o: (bb.main, bb.head))
 	monkeypatch.setattr(deps, 'ensure', lambda pkgs, allow_install=True: None)
 	monkeypatch.setattr(paths, 'PATCH_DIR', tmp_path / 'no-patches')
 	real = bench._execute
@@ -463,7 +463,7 @@ def test_dry_run_touches_nothing(b, capsys):
 
 
 def test_commands_with_ccache(b, with_ccache):
-	args = b.args()
+	args = bench.BenchOptions.from_args(b.args())
 	plain = bench.plain_command(b.lay, 'arm64', args)
 	assert '--make_options=CC=ccache aarch64-linux-gnu-gcc' in plain
 	assert '--cross_compile=aarch64-linux-gnu-' in plain
@@ -472,7 +472,7 @@ def test_commands_with_ccache(b, with_ccache):
 	assert ours[ours.index('--build-dir') + 1] == str(b.lay.root / 'ours')
 	assert ours[ours.index('--tree') + 1] == str(b.lay.src)
 	assert ours[ours.index('--jobs') + 1] == str(len(os.sched_getaffinity(0)))
-	off = b.args('--ccache', 'off')
+	off = bench.BenchOptions.from_args(b.args('--ccache', 'off'))
 	assert not any(a.startswith('--make_options') for a in bench.plain_command(b.lay, 'arm64', off))
 	assert '--no-ccache' in bench.ours_command(b.lay, 'arm64', off, Path('/r'))
 	env = bench.plain_env(b.lay)
@@ -482,7 +482,8 @@ def test_commands_with_ccache(b, with_ccache):
 
 def test_profile_fragments_and_unsupported_arch(b, capsys):
 	(b.f.repo / 'kunit/profiles/kasan.config').write_text('CONFIG_KASAN=y\n')
-	plain = bench.plain_command(b.lay, 'x86_64', b.args('--profile', 'kasan'))
+	plain = bench.plain_command(b.lay, 'x86_64',
+				     bench.BenchOptions.from_args(b.args('--profile', 'kasan')))
 	assert f'--kunitconfig={b.f.repo / "kunit/profiles/kasan.config"}' in plain
 	assert '--kernel_args=kasan_multi_shot' in plain
 	assert '--kernel_args=printk.time=1' not in plain

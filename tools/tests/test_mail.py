@@ -464,8 +464,8 @@ def test_check_series_runs_the_mail_check(monkeypatch, capsys):
 	calls = []
 
 	class FakeChecker(checkseries.Checker):
-		def __init__(self, cache, args, opts=None):
-			self.args, self.results, self.patches = args, [], []
+		def __init__(self, cache, opts):
+			self.results, self.patches = [], []
 			self.main = Path('/nonexistent')
 			self.cache, self.opts, self.boots = cache, opts, []
 			self._pool = self._booting = self._kunit_tool_patched = None

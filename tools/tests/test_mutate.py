@@ -551,7 +551,7 @@ def test_bad_numbers_refused_by_the_parser(option, tmp_path, capsys):
 def test_subsystems_comma_list_in_a_stable_order(tmp_path):
 	args = cli.build_parser().parse_args(['mutate', '--subsystem', 'autofs,ufs',
 					      '--subsystem', 'ufs', '--list'])
-	o = mutate.check_arguments(args, tmp_path)
+	o = mutate.MutateOptions.from_args(args, tmp_path)
 	assert o.subsystems == ('ufs', 'autofs') and o.arch == 'x86_64'
 
 
@@ -597,9 +597,9 @@ def test_whole_run_on_a_small_tree(gitree, tmp_path, monkeypatch, capsys):
 	args = cli.build_parser().parse_args(['mutate', '--subsystem', 'autofs', '--site', 'root.c:autofs_l',
 					      '--site', 'autofs_i.h', '--results-dir',
 					      str(tmp_path / 'r'), '--ccache-dir', str(tmp_path / 'cc')])
-	o = mutate.check_arguments(args, cache)
+	o = mutate.MutateOptions.from_args(args, cache)
 	prep = tree.Prepared(gitree, '6.12.118-1~deb12u1', '6.12.118', 'p', 'h', [], False)
-	rc = mutate._mutate(args, o, cache, prep)
+	rc = mutate._mutate(o, cache, prep)
 	assert rc == 0       # every site killed, or uncalled
 	doc = json.loads((tmp_path / 'r' / 'mutate.json').read_text())
 	got = {s['id']: s['verdict'] for s in doc['sites']}
@@ -635,10 +635,10 @@ def test_interrupted_run_leaves_the_tree_clean(gitree, tmp_path, monkeypatch):
 		'ufs_x.a': Case('ufs_x', 'a', status=Outcome.PASS)})
 	args = cli.build_parser().parse_args(['mutate', '--subsystem', 'ufs', '--results-dir',
 					      str(tmp_path / 'r')])
-	o = mutate.check_arguments(args, cache)
+	o = mutate.MutateOptions.from_args(args, cache)
 	prep = tree.Prepared(gitree, 'd', 'u', 'p', 'h', [], False)
 	with pytest.raises(KeyboardInterrupt):
-		mutate._mutate(args, o, cache, prep)
+		mutate._mutate(o, cache, prep)
 	assert subprocess.run(['git', '-C', str(gitree), 'status', '--porcelain'],
 			      capture_output=True, text=True).stdout == ''
 	doc = json.loads((tmp_path / 'r' / 'mutate.json').read_text())

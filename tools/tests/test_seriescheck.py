@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """seriescheck: the pure parts (Fixes: tags, warning parsing)."""
 
+import dataclasses
 import re
 
 from bklkunit.base.errors import UserError
@@ -120,8 +121,7 @@ def _checker(tmp_path, monkeypatch, opts, built=lambda arch, p: True):
 	from pathlib import Path
 	from bklkunit.source import tree
 	c = checkseries.Checker.__new__(checkseries.Checker)
-	c.cache, c.opts = tmp_path, opts
-	c.args = type('A', (), {'no_ccache': True, 'verbose': False})()
+	c.cache, c.opts = tmp_path, dataclasses.replace(opts, use_ccache=False, verbose=False)
 	c.patches = [Path(f'{n:04d}-x.patch') for n in (1, 2, 3)]
 	c.commits = ['c1', 'c2', 'c3']
 	c.pristine, c.wt, c.logdir = 'p0', tmp_path / 'wt', tmp_path / 'logs'
@@ -302,7 +302,7 @@ def test_olddefconfig_runs_again_only_where_kconfig_files_changed(tmp_path, monk
 	c.logdir.mkdir()
 	c.results, c._config_at = [], {}
 	c.opts = checkplan.SeriesOptions()
-	c.args = type('A', (), {'no_ccache': True, 'verbose': False})()
+	c.opts = dataclasses.replace(c.opts, use_ccache=False, verbose=False)
 	full = tmp_path / 'config.full'
 	full.write_text('CONFIG_X=y\n')
 	bdir = c._build_dir('arm')
@@ -365,7 +365,7 @@ def _lean_checker(tmp_path, monkeypatch, config_text):
 	c.cache = tmp_path
 	c.results, c._config_at, c.commits, c.pristine = [], {}, ['head'], 'base'
 	c.opts = checkplan.SeriesOptions(build_config=checkplan.BuildConfig.LEAN)
-	c.args = type('A', (), {'no_ccache': True, 'verbose': False})()
+	c.opts = dataclasses.replace(c.opts, use_ccache=False, verbose=False)
 	diff = ('+++ b/fs/x/Kconfig\n+config A_KUNIT_TEST\n'
 		'+++ b/fs/y/Kconfig\n+config B_KUNIT_TEST\n')
 	monkeypatch.setattr(tree, 'git', lambda wt, *a, **k: subprocess.CompletedProcess(
@@ -530,7 +530,7 @@ def test_the_head_checks_makes_run_at_head_nice(tmp_path, monkeypatch):
 	monkeypatch.setenv('PATH', _fake_make(tmp_path, 'nice\n'))
 	c = checkseries.Checker.__new__(checkseries.Checker)
 	c.cache, c.jobs, c.main = tmp_path, 2, tmp_path / 'linux'
-	c.args = type('A', (), {'no_ccache': True, 'verbose': False})()
+	c.opts = checkplan.SeriesOptions(use_ccache=False, verbose=False)
 	c._init_head()
 	log = tmp_path / 'log'
 	mine = os.nice(0)
@@ -580,7 +580,7 @@ def test_go7007_makes_its_log_directory(tmp_path, monkeypatch):
 	FileNotFoundError for series/logs/go7007-x86_64.log)."""
 	import subprocess
 	c = _head_checker(tmp_path, monkeypatch, ('apply', 'go7007'))
-	c.args.go7007_arch, c.args.update_go7007_baseline = 'x86_64', False
+	c.opts = dataclasses.replace(c.opts, go7007_arch='x86_64', update_go7007_baseline=False)
 	c.cache = tmp_path
 	c.logdir = tmp_path / 'series' / 'logs'
 	made = []

@@ -3,8 +3,9 @@
 (LAYERS: no module imports a module above it, within a part or across
 parts), no import cycle, imports at the top of each module, no module
 reaching into another's _private names, kunit_parser touched only through
-results/kunit_tool.py, below the CLI typed options only (no argparse
-Namespace beside them), and docs/design.md naming every module."""
+results/kunit_tool.py, below the CLI typed options only (an argparse
+Namespace read once, by a verb's entry, into typed options), and
+docs/design.md naming every module."""
 
 import ast
 import re
@@ -178,6 +179,45 @@ def test_only_kunit_tool_loads_kunit_parser():
 		text = p.read_text()
 		assert not re.search(r'import\s+kunit_(parser|printer)|kunit_printer|import_module',
 				     text), name
+
+
+# The functions below cli.py that may take the command line (an argparse
+# Namespace): a verb's entry and the from_args of its typed options.
+ENTRIES = re.compile(r'^(main|cmd|cmd_\w+|from_args)$')
+
+
+def test_below_the_cli_typed_options_only():
+	"""Below cli.py a Namespace is taken only by a verb's entry (main, cmd,
+	cmd_*) or by the from_args that reads it into typed options, never
+	beside typed options (a Union with it), and it goes nowhere but to a
+	from_args (run_arch, Checker and the rest take the typed options)."""
+	bad = []
+	for name, p in _modules().items():
+		if name == 'cli':
+			continue
+		for f in ast.walk(ast.parse(p.read_text())):
+			if not isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)):
+				continue
+			params = f.args.posonlyargs + f.args.args + f.args.kwonlyargs
+			ns = [a.arg for a in params
+			      if a.annotation is not None and 'Namespace' in ast.unparse(a.annotation)]
+			for a in params:
+				text = ast.unparse(a.annotation) if a.annotation is not None else ''
+				if 'Namespace' in text and text.strip("'") not in ('argparse.Namespace',
+										   'Namespace'):
+					bad.append(f'{name}.{f.name}({a.arg}: {text}): a Namespace beside '
+						   'typed options')
+			if ns and not ENTRIES.match(f.name):
+				bad.append(f'{name}.{f.name} takes a Namespace ({", ".join(ns)})')
+			for c in ast.walk(f):
+				if not isinstance(c, ast.Call):
+					continue
+				callee = ast.unparse(c.func)
+				passed = [v for v in list(c.args) + [k.value for k in c.keywords]
+					  if isinstance(v, ast.Name) and v.id in ns]
+				if passed and not (callee.endswith('from_args') or callee in ('vars', 'getattr')):
+					bad.append(f'{name}.{f.name} passes its Namespace to {callee}')
+	assert not bad, bad
 
 
 def test_the_design_doc_names_every_module():

@@ -89,6 +89,35 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 		       help='print what would be emptied and run; do nothing')
 
 
+@dataclass(frozen=True)
+class BenchOptions:
+	"""`bench`'s command line, read once (from_args)."""
+	arch: str = 'x86_64'             # an arch or a comma list, as given
+	rows: str = ','.join(ROWS)
+	profile: str = profiles.DEFAULT
+	edit_file: str = DEFAULT_EDIT
+	ccache: str = 'on'               # on | off
+	same_guest: bool = False
+	ours_first: bool = False
+	results_dir: Optional[str] = None
+	limit: float = LIMIT_PCT
+	dry_run: bool = False
+	cache_dir: Optional[str] = None
+	allow_install: bool = True       # not --no-install
+
+	@classmethod
+	def from_args(cls, args: argparse.Namespace) -> 'BenchOptions':
+		a = vars(args)
+		d = cls()
+		return cls(arch=a.get('arch') or d.arch, rows=a.get('rows') or d.rows,
+			   profile=a.get('profile') or d.profile,
+			   edit_file=a.get('edit_file') or d.edit_file, ccache=a.get('ccache') or d.ccache,
+			   same_guest=bool(a.get('same_guest')), ours_first=bool(a.get('ours_first')),
+			   results_dir=a.get('results_dir'), limit=a.get('limit', d.limit),
+			   dry_run=bool(a.get('dry_run')), cache_dir=a.get('cache_dir'),
+			   allow_install=not a.get('no_install', False))
+
+
 # ------------------------------------------------------------------ layout
 
 
@@ -124,20 +153,20 @@ def empty(path: Path, root: Path) -> None:
 # ------------------------------------------------------------ the two sides
 
 
-def plain_command(lay: Layout, arch: str, args: argparse.Namespace,
+def plain_command(lay: Layout, arch: str, o: BenchOptions,
 		  qemu_args: Optional[List[str]] = None) -> List[str]:
 	"""kunit.py run as a developer types it, on the same fragments as ours."""
 	cmd = [sys.executable, str(lay.src / 'tools/testing/kunit/kunit.py'), 'run',
 	       f'--arch={paths.ARCHES[arch].kernel_arch}', f'--build_dir={lay.build("plain", arch)}']
-	cmd += [f'--kunitconfig={k}' for k in plan.kunitconfigs(arch, [], args.profile)]
+	cmd += [f'--kunitconfig={k}' for k in plan.kunitconfigs(arch, [], o.profile)]
 	cross = paths.ARCHES[arch].cross_compile
 	if cross:
 		cmd.append(f'--cross_compile={cross}')
-	cmd += [f'--make_options={m}' for m in plan.make_options(arch, args.ccache == 'on')]
+	cmd += [f'--make_options={m}' for m in plan.make_options(arch, o.ccache == 'on')]
 	# --same-guest: our guest, printk timestamps included; otherwise the
 	# kernel command line kunit.py gives it (the profile's own arguments only).
-	cmd += profiles.exec_options(args.profile, qemu_args or [],
-				     plan.guest_kernel_args(arch) if args.same_guest else ())
+	cmd += profiles.exec_options(o.profile, qemu_args or [],
+				     plan.guest_kernel_args(arch) if o.same_guest else ())
 	return cmd
 
 
@@ -146,15 +175,15 @@ def plain_env(lay: Layout) -> Dict[str, str]:
 	return plan.build_env(lay.cache, lay.ccache('plain'))
 
 
-def ours_command(lay: Layout, arch: str, args: argparse.Namespace, rdir: Path) -> List[str]:
+def ours_command(lay: Layout, arch: str, o: BenchOptions, rdir: Path) -> List[str]:
 	cmd = [sys.executable, str(paths.REPO / 'tools' / 'kunit.py'), 'run', f'--arch={arch}',
 	       '--cache-dir', str(lay.cache), '--tree', str(lay.src),
 	       '--build-dir', str(lay.root / 'ours'), '--results-dir', str(rdir),
-	       '--profile', args.profile,
+	       '--profile', o.profile,
 	       # kunit.py's own default, so both sides make with the same -j
 	       '--jobs', str(len(os.sched_getaffinity(0)))]
-	cmd += ['--ccache-dir', str(lay.ccache('ours'))] if args.ccache == 'on' else ['--no-ccache']
-	if args.no_install:
+	cmd += ['--ccache-dir', str(lay.ccache('ours'))] if o.ccache == 'on' else ['--no-ccache']
+	if not o.allow_install:
 		cmd.append('--no-install')
 	return cmd
 
@@ -324,9 +353,9 @@ def edited(path: Path, nonce: str) -> Iterator[Dict[str, object]]:
 # ------------------------------------------------------------- the source
 
 
-def prepared_tree(args: argparse.Namespace) -> Tuple[Path, str]:
+def prepared_tree(o: BenchOptions) -> Tuple[Path, str]:
 	"""The prepared work tree and its HEAD (prepared as `run` would)."""
-	prep = tree.prepare(paths.cache_dir(args.cache_dir), allow_install=not args.no_install,
+	prep = tree.prepare(paths.cache_dir(o.cache_dir), allow_install=o.allow_install,
 			    quiet=True, keep_local=True)
 	if prep.local:
 		print(f'Note: the bench builds the HEAD of {prep.path}; uncommitted changes '
@@ -361,11 +390,11 @@ class Row:
 	failed: bool = False             # a side exited non-zero: compare with care
 
 
-def run_plain(lay: Layout, arch: str, args: argparse.Namespace, out: Path,
+def run_plain(lay: Layout, arch: str, o: BenchOptions, out: Path,
 	      qemu_args: List[str]) -> Side:
-	cmd = plain_command(lay, arch, args, qemu_args)
+	cmd = plain_command(lay, arch, o, qemu_args)
 	lay.build('plain', arch).parent.mkdir(parents=True, exist_ok=True)
-	before = ccache_stats(lay.ccache('plain')) if args.ccache == 'on' else {}
+	before = ccache_stats(lay.ccache('plain')) if o.ccache == 'on' else {}
 	console = lay.build('plain', arch) / 'test.log'
 	if console.exists():
 		console.unlink()
@@ -380,17 +409,17 @@ def run_plain(lay: Layout, arch: str, args: argparse.Namespace, out: Path,
 	text = console.read_text(errors='replace') if console.exists() else ''
 	atomic.write_text(out / 'plain-console.log', text)
 	_guest(side, text, output, side.parts.get('exec'))
-	if args.ccache == 'on':
+	if o.ccache == 'on':
 		side.ccache = _delta(ccache_stats(lay.ccache('plain')), before)
 	return side
 
 
-def run_ours(lay: Layout, arch: str, args: argparse.Namespace, out: Path) -> Side:
+def run_ours(lay: Layout, arch: str, o: BenchOptions, out: Path) -> Side:
 	rdir = out / 'ours'
 	if rdir.exists():
 		shutil.rmtree(rdir)
-	cmd = ours_command(lay, arch, args, rdir)
-	before = ccache_stats(lay.ccache('ours')) if args.ccache == 'on' else {}
+	cmd = ours_command(lay, arch, o, rdir)
+	before = ccache_stats(lay.ccache('ours')) if o.ccache == 'on' else {}
 	_progress(f'{arch} {out.name}: ./tools/kunit.py run')
 	t0 = time.monotonic()
 	rc = _execute(cmd, None, out / 'ours.log')
@@ -410,7 +439,7 @@ def run_ours(lay: Layout, arch: str, args: argparse.Namespace, out: Path) -> Sid
 	console = rdir / arch / 'console.log'
 	_guest(side, console.read_text(errors='replace') if console.exists() else '', klog,
 	       float(m[-1]) if m else None)
-	if args.ccache == 'on':
+	if o.ccache == 'on':
 		side.ccache = _delta(ccache_stats(lay.ccache('ours')), before)
 	return side
 
@@ -429,7 +458,7 @@ def _progress(msg: str) -> None:
 	print(f'[{time.strftime("%H:%M:%S")}] {msg}', flush=True)
 
 
-def measure_row(lay: Layout, arch: str, row: str, args: argparse.Namespace, out: Path,
+def measure_row(lay: Layout, arch: str, row: str, o: BenchOptions, out: Path,
 		qemu_args: List[str]) -> Row:
 	"""One row: the two sides one after the other."""
 	out.mkdir(parents=True, exist_ok=True)
@@ -439,14 +468,14 @@ def measure_row(lay: Layout, arch: str, row: str, args: argparse.Namespace, out:
 			empty(lay.ccache(side), lay.root)
 			lay.ccache(side).mkdir(parents=True)
 	sides: Dict[str, Side] = {}
-	order = ('ours', 'plain') if args.ours_first else ('plain', 'ours')
+	order = ('ours', 'plain') if o.ours_first else ('plain', 'ours')
 	for name in order:
 		if name == 'plain':
-			sides[name] = run_plain(lay, arch, args, out, qemu_args)
+			sides[name] = run_plain(lay, arch, o, out, qemu_args)
 		else:
-			sides[name] = run_ours(lay, arch, args, out)
+			sides[name] = run_ours(lay, arch, o, out)
 	r = Row(arch, row, sides['plain'], sides['ours'])
-	c = compare(r.plain.wall, r.ours.wall, args.limit)
+	c = compare(r.plain.wall, r.ours.wall, o.limit)
 	r.overhead, r.ratio, r.pct, r.flagged = c['overhead'], c['ratio'], c['pct'], c['flagged']
 	r.failed = r.plain.rc != 0 or r.ours.rc != 0
 	return r
@@ -529,9 +558,9 @@ def goals(rows: List[Row], limit: float = LIMIT_PCT) -> List[Dict[str, Any]]:
 	return out
 
 
-def results_dir(args: argparse.Namespace, lay: Layout) -> Path:
-	if args.results_dir:
-		d = Path(args.results_dir).resolve()
+def results_dir(o: BenchOptions, lay: Layout) -> Path:
+	if o.results_dir:
+		d = Path(o.results_dir).resolve()
 	else:
 		d = lay.root / 'results' / time.strftime('%Y%m%d-%H%M%S')
 		n = 1
@@ -559,33 +588,38 @@ def parse_rows(spec: str) -> List[str]:
 
 
 def main(args: argparse.Namespace) -> int:
+	"""`bench`: its command line read once (BenchOptions.from_args)."""
+	return _main(BenchOptions.from_args(args))
+
+
+def _main(o: BenchOptions) -> int:
 	try:
-		arches = paths.parse_arches(args.arch)
+		arches = paths.parse_arches(o.arch)
 	except ValueError as e:
 		raise UserError(str(e))
-	rows_wanted = parse_rows(args.rows)
-	prof = profiles.get(args.profile)
+	rows_wanted = parse_rows(o.rows)
+	prof = profiles.get(o.profile)
 	arches_run = [a for a in arches if prof.supports(a)]
 	for a in arches:
 		if a not in arches_run:
 			print(f'{a}: profile {prof.name} not supported ({prof.why_not(a)}); not measured')
 	if not arches_run:
-		raise UserError(f'no arch of {args.arch} has profile {prof.name}')
-	cache = paths.cache_dir(args.cache_dir)
+		raise UserError(f'no arch of {o.arch} has profile {prof.name}')
+	cache = paths.cache_dir(o.cache_dir)
 	lay = Layout(cache)
-	if args.dry_run:
-		return dry_run(lay, arches_run, rows_wanted, args)
-	deps.ensure(deps.for_arches(arches_run), allow_install=not args.no_install)
-	main_tree, head = prepared_tree(args)
+	if o.dry_run:
+		return dry_run(lay, arches_run, rows_wanted, o)
+	deps.ensure(deps.for_arches(arches_run), allow_install=o.allow_install)
+	main_tree, head = prepared_tree(o)
 	setup_s = source_worktree(main_tree, head, lay)
-	edit_path = lay.src / args.edit_file
+	edit_path = lay.src / o.edit_file
 	if 'edit' in rows_wanted and not edit_path.is_file():
-		raise UserError(f'--edit-file {args.edit_file}: no such file in {lay.src}')
-	rdir = results_dir(args, lay)
+		raise UserError(f'--edit-file {o.edit_file}: no such file in {lay.src}')
+	rdir = results_dir(o, lay)
 
 	qemu_args: Dict[str, List[str]] = {}
 	for a in arches_run:
-		qemu_args[a] = plan.qemu_extra(a, prof) if args.same_guest else []
+		qemu_args[a] = plan.qemu_extra(a, prof) if o.same_guest else []
 
 	doc: Dict[str, Any] = {
 		'date': time.strftime('%Y-%m-%d %H:%M:%S %z'),
@@ -593,12 +627,12 @@ def main(args: argparse.Namespace) -> int:
 			 'machine': platform.machine(), 'kernel': platform.release(),
 			 'python': platform.python_version()},
 		'source': str(lay.src), 'head': head, 'profile': prof.name,
-		'arches': arches_run, 'rows_wanted': rows_wanted, 'ccache': args.ccache,
-		'same_guest': args.same_guest, 'order': 'ours first' if args.ours_first
-		else 'plain first', 'limit_pct': args.limit,
+		'arches': arches_run, 'rows_wanted': rows_wanted, 'ccache': o.ccache,
+		'same_guest': o.same_guest, 'order': 'ours first' if o.ours_first
+		else 'plain first', 'limit_pct': o.limit,
 		'source_tree_seconds': round(setup_s, 3),
-		'commands': {a: {'plain': plain_command(lay, a, args, qemu_args[a]),
-				 'ours': ours_command(lay, a, args, rdir / a / '<row>' / 'ours')}
+		'commands': {a: {'plain': plain_command(lay, a, o, qemu_args[a]),
+				 'ours': ours_command(lay, a, o, rdir / a / '<row>' / 'ours')}
 			     for a in arches_run},
 		'edits': [],
 	}
@@ -612,24 +646,24 @@ def main(args: argparse.Namespace) -> int:
 				if row == 'edit':
 					with edited(edit_path, f'{time.time_ns()}-{os.getpid()}') as info:
 						doc['edits'].append(info)
-						rows.append(measure_row(lay, arch, row, args, out, qemu_args[arch]))
+						rows.append(measure_row(lay, arch, row, o, out, qemu_args[arch]))
 					if not info['restored']:
 						raise UserError(f'{edit_path} is not as it was after the edit row')
 				else:
-					rows.append(measure_row(lay, arch, row, args, out, qemu_args[arch]))
+					rows.append(measure_row(lay, arch, row, o, out, qemu_args[arch]))
 				r = rows[-1]
 				_progress(f'{arch} {row}: plain {r.plain.wall:.1f} s, ours {r.ours.wall:.1f} s, '
 					  f'ratio {_f(r.ratio, ".3f")}')
-				write_json(rdir, doc, rows, args.limit)
+				write_json(rdir, doc, rows, o.limit)
 	finally:
-		write_json(rdir, doc, rows, args.limit)
+		write_json(rdir, doc, rows, o.limit)
 	print()
-	print(format_table(rows, args.limit))
+	print(format_table(rows, o.limit))
 	print('\nWhere the time goes (seconds):')
 	for r in rows:
 		print('\n'.join(format_breakdown(r)))
 	print('\nGoals (ours):')
-	for g in goals(rows, args.limit):
+	for g in goals(rows, o.limit):
 		v = _f(g['value'], '.2f' if g['unit'] == '%' else '.1f')
 		print(f'  {g["arch"]:<7} {g["row"]:<5} {g["goal"]:<48} {v:>8} {g["unit"]:<2} '
 		      f'{"met" if g["met"] else "MISSED"}')
@@ -637,14 +671,14 @@ def main(args: argparse.Namespace) -> int:
 	flagged = [f'{r.arch} {r.row}' for r in rows if r.flagged]
 	failed = [f'{r.arch} {r.row}' for r in rows if r.failed]
 	if flagged:
-		print(f'Overhead above {args.limit:g}%: {", ".join(flagged)}')
+		print(f'Overhead above {o.limit:g}%: {", ".join(flagged)}')
 	if failed:
 		print(f'A side exited non-zero (see the logs): {", ".join(failed)}')
 	return 1 if flagged or failed else 0
 
 
-def dry_run(lay: Layout, arches: List[str], rows: List[str], args: argparse.Namespace) -> int:
-	rdir = Path(args.results_dir or lay.root / 'results' / '<timestamp>')
+def dry_run(lay: Layout, arches: List[str], rows: List[str], o: BenchOptions) -> int:
+	rdir = Path(o.results_dir or lay.root / 'results' / '<timestamp>')
 	print(f'source: {lay.src} (a worktree of the prepared tree at its HEAD)')
 	for arch in arches:
 		for row in rows:
@@ -654,13 +688,13 @@ def dry_run(lay: Layout, arches: List[str], rows: List[str], args: argparse.Name
 					print(f'empty {lay.build(side, arch)}')
 					print(f'empty {lay.ccache(side)}')
 			if row == 'edit':
-				print(f'edit {lay.src / args.edit_file} (appended, restored afterwards)')
-			same = plan.qemu_extra(arch, plan.profile_named(args.profile)) \
-				if args.same_guest else []
-			cmds = [('plain', plain_command(lay, arch, args, same)),
-				('ours', ours_command(lay, arch, args, rdir / arch / row / 'ours'))]
-			for name, cmd in (cmds[::-1] if args.ours_first else cmds):
+				print(f'edit {lay.src / o.edit_file} (appended, restored afterwards)')
+			same = plan.qemu_extra(arch, plan.profile_named(o.profile)) \
+				if o.same_guest else []
+			cmds = [('plain', plain_command(lay, arch, o, same)),
+				('ours', ours_command(lay, arch, o, rdir / arch / row / 'ours'))]
+			for name, cmd in (cmds[::-1] if o.ours_first else cmds):
 				env = (f'CCACHE_DIR={lay.ccache("plain")} ' if name == 'plain' and
-				       args.ccache == 'on' else '')
+				       o.ccache == 'on' else '')
 				print(f'{name}: {env}' + shlex.join(cmd))
 	return 0

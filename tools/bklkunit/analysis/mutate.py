@@ -342,54 +342,71 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 @dataclass(frozen=True)
 class MutateOptions:
+	"""`mutate`'s command line, read once and checked (from_args)."""
 	arch: str
 	profile: profiles.Profile
 	subsystems: Tuple[str, ...]
 	sites: Tuple[str, ...]
 	slow: bool
+	list_only: bool = False                 # --list
+	results_dir: Optional[Path] = None
+	build_dir: Optional[Path] = None
+	ccache_dir: Optional[Path] = None
+	timeout: Optional[int] = None
+	jobs: int = 1
+	verbose: bool = False
+	allow_install: bool = True              # not --no-install
 
+	@classmethod
+	def from_args(cls, args: argparse.Namespace, cache: Path) -> 'MutateOptions':
+		"""The command line, checked before anything is written: bad
+		input is a UserError (one line, exit 2)."""
+		try:
+			arches = paths.parse_arches(args.arch)
+		except ValueError as e:
+			raise UserError(str(e))
+		if len(arches) != 1 or arches[0] not in paths.QEMU_ARCHES:
+			raise UserError(f'--arch takes one of {", ".join(paths.QEMU_ARCHES)}, not {args.arch!r}')
+		arch = arches[0]
+		if args.profile not in MUTATE_PROFILES:
+			raise UserError(f'--profile: lock removal runs in {" or ".join(MUTATE_PROFILES)}, '
+					f'not {args.profile!r}')
+		prof = profiles.get(args.profile)
+		if not prof.supports(arch):
+			raise UserError(f'--profile {prof.name} on {arch}: {prof.why_not(arch)}')
+		subs: List[str] = []
+		for part in ','.join(args.subsystem).split(','):
+			part = part.strip()
+			if not part:
+				continue
+			if part not in SUBSYSTEMS:
+				raise UserError(f'--subsystem: unknown subsystem {part!r}; choose from '
+						f'{", ".join(SUBSYSTEMS)}')
+			if part not in subs:
+				subs.append(part)
+		if args.subsystem and not subs:
+			raise UserError('--subsystem: no subsystem given')
+		if any(not f.strip() for f in args.site):
+			raise UserError('--site: an empty filter')
+		if not args.list:
+			plan.kunitconfigs(arch, [], prof.name)
+			if args.results_dir:
+				paths.usable_dir(Path(args.results_dir).resolve(), '--results-dir', probe=True)
+			else:
+				paths.usable_dir(cache / 'results', 'the results directory', probe=True)
+			for value, opt in ((args.build_dir, '--build-dir'), (args.ccache_dir, '--ccache-dir')):
+				if value:
+					paths.usable_dir(Path(value).resolve(), opt, probe=True)
+		ordered = tuple(s for s in SUBSYSTEMS if s in subs) if subs else tuple(SUBSYSTEMS)
 
-def check_arguments(args: argparse.Namespace, cache: Path) -> MutateOptions:
-	"""Every check of the command line, before anything is written: bad
-	input is a UserError (one line, exit 2)."""
-	try:
-		arches = paths.parse_arches(args.arch)
-	except ValueError as e:
-		raise UserError(str(e))
-	if len(arches) != 1 or arches[0] not in paths.QEMU_ARCHES:
-		raise UserError(f'--arch takes one of {", ".join(paths.QEMU_ARCHES)}, not {args.arch!r}')
-	arch = arches[0]
-	if args.profile not in MUTATE_PROFILES:
-		raise UserError(f'--profile: lock removal runs in {" or ".join(MUTATE_PROFILES)}, '
-				f'not {args.profile!r}')
-	prof = profiles.get(args.profile)
-	if not prof.supports(arch):
-		raise UserError(f'--profile {prof.name} on {arch}: {prof.why_not(arch)}')
-	subs: List[str] = []
-	for part in ','.join(args.subsystem).split(','):
-		part = part.strip()
-		if not part:
-			continue
-		if part not in SUBSYSTEMS:
-			raise UserError(f'--subsystem: unknown subsystem {part!r}; choose from '
-					f'{", ".join(SUBSYSTEMS)}')
-		if part not in subs:
-			subs.append(part)
-	if args.subsystem and not subs:
-		raise UserError('--subsystem: no subsystem given')
-	if any(not f.strip() for f in args.site):
-		raise UserError('--site: an empty filter')
-	if not args.list:
-		plan.kunitconfigs(arch, [], prof.name)
-		if args.results_dir:
-			paths.usable_dir(Path(args.results_dir).resolve(), '--results-dir', probe=True)
-		else:
-			paths.usable_dir(cache / 'results', 'the results directory', probe=True)
-		for value, opt in ((args.build_dir, '--build-dir'), (args.ccache_dir, '--ccache-dir')):
-			if value:
-				paths.usable_dir(Path(value).resolve(), opt, probe=True)
-	ordered = tuple(s for s in SUBSYSTEMS if s in subs) if subs else tuple(SUBSYSTEMS)
-	return MutateOptions(arch, prof, ordered, tuple(args.site), bool(args.slow))
+		def resolved(v: Optional[str]) -> Optional[Path]:
+			return Path(v).resolve() if v else None
+		return cls(arch, prof, ordered, tuple(args.site), bool(args.slow),
+			   list_only=bool(args.list), results_dir=resolved(args.results_dir),
+			   build_dir=resolved(args.build_dir),
+			   ccache_dir=resolved(getattr(args, 'ccache_dir', None)),
+			   timeout=args.timeout, jobs=args.jobs, verbose=bool(args.verbose),
+			   allow_install=not args.no_install)
 
 
 # ------------------------------------------------------------------ the run
@@ -399,9 +416,9 @@ def _slug(site: Site, n: int) -> str:
 	return f'{n:03d}-{name[:80]}'
 
 
-def results_dir(args: argparse.Namespace, cache: Path) -> Path:
-	if args.results_dir:
-		d = Path(args.results_dir).resolve()
+def results_dir(o: MutateOptions, cache: Path) -> Path:
+	if o.results_dir:
+		d = o.results_dir
 		d.mkdir(parents=True, exist_ok=True)
 		return d
 	base = cache / 'results'
@@ -445,7 +462,7 @@ def main(args: argparse.Namespace) -> int:
 	cache = paths.cache_dir(args.cache_dir)
 	if getattr(args, 'report', None):
 		return report(Path(args.report).resolve())
-	o = check_arguments(args, cache)
+	o = MutateOptions.from_args(args, cache)
 	ktree = _tree_path(cache)
 	lock = tree.lock_path(ktree)
 	if journal_path(ktree).exists():
@@ -453,14 +470,14 @@ def main(args: argparse.Namespace) -> int:
 			done = recover(ktree)
 		if done:
 			print(f'mutate: {done}', flush=True)
-	if args.list:
+	if o.list_only:
 		ktree = tree.find_prepared(cache)
 		with paths.locked(lock, f'the work tree {ktree}', shared=True):
 			sites, unpaired, problems = discover(ktree, o.subsystems)
 		print(format_list(select(sites, o.sites), [] if o.sites else unpaired, problems))
 		return 0
-	deps.ensure(deps.for_arches([o.arch]), allow_install=not args.no_install)
-	prep = tree.prepare(cache, allow_install=not args.no_install, quiet=True, keep_local=True)
+	deps.ensure(deps.for_arches([o.arch]), allow_install=o.allow_install)
+	prep = tree.prepare(cache, allow_install=o.allow_install, quiet=True, keep_local=True)
 	with paths.locked(lock, f'the work tree {prep.path}'):
 		done = recover(prep.path)
 		if done:
@@ -473,19 +490,17 @@ def main(args: argparse.Namespace) -> int:
 			raise UserError(f'the work tree {prep.path} has uncommitted changes, which a '
 					'mutation would be mixed with:\n' + '\n'.join('  ' + d for d in dirty[:20])
 					+ '\ncommit them (or `git stash`) first')
-		return _mutate(args, o, cache, prep)
+		return _mutate(o, cache, prep)
 
 
-def _options(args: argparse.Namespace, o: MutateOptions, glob: str,
-	     always_build: bool) -> plan.RunOptions:
-	ccache = getattr(args, 'ccache_dir', None)
-	return plan.RunOptions(profile=o.profile, filter_glob=glob, timeout=args.timeout,
-			       jobs=args.jobs, ccache_dir=Path(ccache).resolve() if ccache else None,
-			       always_build=always_build, verbose=args.verbose, crash_rerun=False,
+def _options(o: MutateOptions, glob: str, always_build: bool) -> plan.RunOptions:
+	return plan.RunOptions(profile=o.profile, filter_glob=glob, timeout=o.timeout,
+			       jobs=o.jobs, ccache_dir=o.ccache_dir,
+			       always_build=always_build, verbose=o.verbose, crash_rerun=False,
 			       attr_filter='' if o.slow else SKIP_SLOW)
 
 
-def _mutate(args: argparse.Namespace, o: MutateOptions, cache: Path, prep: tree.Prepared) -> int:
+def _mutate(o: MutateOptions, cache: Path, prep: tree.Prepared) -> int:
 	ktree = prep.path
 	sites, unpaired, problems = discover(ktree, o.subsystems)
 	chosen = select(sites, o.sites)
@@ -494,12 +509,12 @@ def _mutate(args: argparse.Namespace, o: MutateOptions, cache: Path, prep: tree.
 	if not chosen:
 		raise UserError('no lock site matches ' + (', '.join(map(repr, o.sites)) or
 							  'the subsystems given'))
-	if args.build_dir:
-		bdir = Path(args.build_dir).resolve() / o.arch
+	if o.build_dir:
+		bdir = o.build_dir / o.arch
 	else:
 		bdir = cache / 'build' / profiles.build_key('debian', o.profile.name) / o.arch
 	bdir.parent.mkdir(parents=True, exist_ok=True)
-	rdir = results_dir(args, cache)
+	rdir = results_dir(o, cache)
 	print(f'Tree {ktree} ({prep.debian_version} + {len(prep.patches)} patches); '
 	      f'{len(chosen)} site(s) of {", ".join(o.subsystems)} on {o.arch}, profile '
 	      f'{o.profile.name}; results {rdir}', flush=True)
@@ -532,7 +547,7 @@ def _mutate(args: argparse.Namespace, o: MutateOptions, cache: Path, prep: tree.
 			glob = SUBSYSTEMS[sub].glob
 			out = rdir / 'baseline' / sub / o.arch
 			progress.say(f'{o.arch} baseline {sub}', f'unmutated, {glob}')
-			res = runner.run_arch(ktree, o.arch, bdir, out, _options(args, o, glob, False), cache)
+			res = runner.run_arch(ktree, o.arch, bdir, out, _options(o, glob, False), cache)
 			rundir.write_verdict(out.parent, res)
 			cases = case_outcomes(ktree, res, out)
 			doc['baseline'][sub] = {'status': res.status, 'reason': res.reason,
@@ -560,7 +575,7 @@ def _mutate(args: argparse.Namespace, o: MutateOptions, cache: Path, prep: tree.
 				with mutated(ktree, s) as changed:
 					r.lines_changed = changed
 					res = runner.run_arch(ktree, o.arch, bdir, out,
-							   _options(args, o, r.suites, True), cache)
+							   _options(o, r.suites, True), cache)
 			except Exception as e:  # one site's trouble must not stop the others
 				r.verdict, r.reason = Verdict.ERROR, f'{type(e).__name__}: {e}'
 				r.wall_seconds = round(time.time() - t0, 1)

@@ -74,6 +74,22 @@ class Pipeline:
 		return ','.join(a if p == profiles.DEFAULT else f'{a}:{p}'
 				for p, arches in self.matrix() for a in arches)
 
+	@classmethod
+	def from_args(cls, args: argparse.Namespace) -> 'Pipeline':
+		"""ci-config's options, read once; a UserError (one line) for a bad one."""
+		names = [p.strip() for p in args.profiles.split(',') if p.strip()]
+		bad = [p for p in names if p not in profiles.PROFILES]
+		if bad or not names:
+			raise UserError(f'--profiles: unknown profile(s) {", ".join(bad) or "(none given)"}; '
+					f'choose from {", ".join(profiles.PROFILES)}')
+		shards = checkplan.whole(args.shards, '--shards', 1)
+		patches = len(tree.read_series(paths.PATCH_DIR))
+		if shards > patches:
+			raise UserError(f'--shards {shards}: the series has {patches} patches')
+		return cls(_arch_list(args.arches, '--arches'), tuple(dict.fromkeys(names)), shards,
+			   _arch_list(args.ab_arches, '--ab-arches', allow_empty=True),
+			   not args.no_head_checks, not args.no_pytest)
+
 	def jobs(self) -> List[str]:
 		"""Every job's name as GitLab shows it (a matrix job: 'run: [x86_64, default]')."""
 		out = ['prepare'] + (['pytest'] if self.pytest else [])
@@ -115,22 +131,6 @@ def _arch_list(spec: str, option: str, allow_empty: bool = False) -> Tuple[str, 
 		raise UserError(f'{option}: {", ".join(bad)} has no QEMU job; choose from '
 				f'{", ".join(paths.QEMU_ARCHES)}')
 	return tuple(arches)
-
-
-def pipeline_of(args: argparse.Namespace) -> Pipeline:
-	"""ci-config's options, read once; a UserError (one line) for a bad one."""
-	names = [p.strip() for p in args.profiles.split(',') if p.strip()]
-	bad = [p for p in names if p not in profiles.PROFILES]
-	if bad or not names:
-		raise UserError(f'--profiles: unknown profile(s) {", ".join(bad) or "(none given)"}; '
-				f'choose from {", ".join(profiles.PROFILES)}')
-	shards = checkplan.whole(args.shards, '--shards', 1)
-	patches = len(tree.read_series(paths.PATCH_DIR))
-	if shards > patches:
-		raise UserError(f'--shards {shards}: the series has {patches} patches')
-	return Pipeline(_arch_list(args.arches, '--arches'), tuple(dict.fromkeys(names)), shards,
-			_arch_list(args.ab_arches, '--ab-arches', allow_empty=True),
-			not args.no_head_checks, not args.no_pytest)
 
 
 # ------------------------------------------------------------------ YAML
@@ -307,9 +307,9 @@ def render(pl: Pipeline, options: Sequence[str] = ()) -> str:
 		for line in [''] + _yaml({key: value})) + '\n'
 
 
-def options_of(args: argparse.Namespace) -> List[str]:
+def options_of(pl: Pipeline) -> List[str]:
 	"""The options given, as the header names them (none: the committed file)."""
-	pl, full = pipeline_of(args), Pipeline()
+	full = Pipeline()
 	out = []
 	if pl.arches != full.arches:
 		out.append(f'--arches={",".join(pl.arches)}')
@@ -327,8 +327,8 @@ def options_of(args: argparse.Namespace) -> List[str]:
 
 
 def cmd(args: argparse.Namespace) -> int:
-	pl = pipeline_of(args)
-	text = render(pl, options_of(args))
+	pl = Pipeline.from_args(args)
+	text = render(pl, options_of(pl))
 	if args.check:
 		try:
 			have = FILE.read_text()

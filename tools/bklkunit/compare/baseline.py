@@ -536,25 +536,41 @@ def add_arguments(p: argparse.ArgumentParser, verb: str) -> None:
 				    '(<baseline dir>/coverage/<arch>.json), not the cases')
 
 
-def _rdir(args: argparse.Namespace) -> Path:
-	if args.results_dir:
-		return Path(args.results_dir).resolve()
-	return (paths.cache_dir(args.cache_dir) / 'results' / 'latest').resolve()
+@dataclass(frozen=True)
+class BaselineOptions:
+	"""`baseline`'s and `compare`'s command line, read once (from_args)."""
+	rdir: Path                            # --results-dir, else <cache>/results/latest
+	cache: Path
+	tree: Optional[str] = None            # --tree, as given
+	baseline_dir: Optional[str] = None    # --baseline-dir, as given
+	arch: str = ''                        # baseline --arch
+	coverage_only: bool = False           # baseline --coverage-only
+
+	@classmethod
+	def from_args(cls, args: argparse.Namespace) -> 'BaselineOptions':
+		a = vars(args)
+		cache = paths.cache_dir(a.get('cache_dir'))
+		rdir = (Path(a['results_dir']).resolve() if a.get('results_dir')
+			else (cache / 'results' / 'latest').resolve())
+		return cls(rdir, cache, tree=a.get('tree'), baseline_dir=a.get('baseline_dir'),
+			   arch=a.get('arch') or '', coverage_only=bool(a.get('coverage_only', False)))
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
-	rdir = _rdir(args)
+	"""`baseline`: its command line read once (BaselineOptions.from_args)."""
+	o = BaselineOptions.from_args(args)
+	rdir = o.rdir
 	summary = rundir.load_summary(rdir)
-	coverage_only = bool(getattr(args, 'coverage_only', False))
+	coverage_only = o.coverage_only
 	# The consoles are not read for coverage baselines alone.
-	ktree = Path(args.tree or '') if coverage_only else kernel_tree_for(summary, args.tree)
+	ktree = Path(o.tree or '') if coverage_only else kernel_tree_for(summary, o.tree)
 	arches = None
-	if args.arch:
+	if o.arch:
 		try:
-			arches = paths.parse_arches(args.arch)
+			arches = paths.parse_arches(o.arch)
 		except ValueError as e:
 			raise UserError(str(e))
-	named = Path(args.baseline_dir).resolve() if args.baseline_dir else None
+	named = Path(o.baseline_dir).resolve() if o.baseline_dir else None
 	for d in profile_dirs(named, summary).values():
 		paths.usable_dir(d, 'baseline directory')
 	if coverage_only:
@@ -562,8 +578,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 			summary, profile_dirs(named, summary),
 			default_dir(str(summary.get('profile') or 'default')), arches)
 	else:
-		written, skipped = write_baselines(rdir, ktree, named, arches,
-						   cache=paths.cache_dir(args.cache_dir))
+		written, skipped = write_baselines(rdir, ktree, named, arches, cache=o.cache)
 	for p in written:
 		doc = json.loads(p.read_text())
 		if 'cases' not in doc:
@@ -592,17 +607,18 @@ def check_baseline_dir(named: Optional[str]) -> None:
 				+ ' (record baselines with `./tools/kunit.py baseline`)')
 
 
-def compare_command(args: argparse.Namespace) -> Tuple[int, List[Comparison], Path]:
-	"""`kunit.py compare` of a command line: (exit status, the comparisons,
-	the results directory)."""
-	check_baseline_dir(args.baseline_dir)
-	rdir = _rdir(args)
+def compare_command(o: BaselineOptions) -> Tuple[int, List[Comparison], Path]:
+	"""`kunit.py compare`: (exit status, the comparisons, the results
+	directory)."""
+	check_baseline_dir(o.baseline_dir)
+	rdir = o.rdir
 	summary = rundir.load_summary(rdir)
-	ktree = kernel_tree_for(summary, args.tree)
-	named = Path(args.baseline_dir).resolve() if args.baseline_dir else None
-	rc, comps, _ = compare(rdir, ktree, named, cache=paths.cache_dir(args.cache_dir))
+	ktree = kernel_tree_for(summary, o.tree)
+	named = Path(o.baseline_dir).resolve() if o.baseline_dir else None
+	rc, comps, _ = compare(rdir, ktree, named, cache=o.cache)
 	return rc, comps, rdir
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-	return compare_command(args)[0]
+	"""`compare`: its command line read once (BaselineOptions.from_args)."""
+	return compare_command(BaselineOptions.from_args(args))[0]

@@ -136,7 +136,7 @@ class RunOptions:
 	# with --filter_action=skip: the cases it leaves out are reported as
 	# skipped, not dropped ('' for none).  check-series' boots use it.
 	attr_filter: str = ''
-	# buildstamp fingerprints of the trees, taken once per run ({tree: hash}),
+	# buildinputs fingerprints of the trees, taken once per run ({tree: hash}),
 	# shared by every copy of these options (with_jobs).
 	fingerprints: Dict[str, str] = field(default_factory=dict, compare=False)
 

@@ -458,7 +458,7 @@ def format_table(results: List[ArchResult]) -> str:
 
 
 def tree_fingerprint(options: RunOptions, ktree: Path) -> str:
-	"""buildstamp's fingerprint of ktree, taken once per run and kept in
+	"""buildinputs' fingerprint of ktree, taken once per run and kept in
 	its options (an edit during the run only costs a build next time)."""
 	fp = options.fingerprints
 	if str(ktree) not in fp:
@@ -477,7 +477,7 @@ def run_concurrently(arches: List[str], workers: int, options: RunOptions, ktree
 		     one: Callable[[str, RunOptions], T]) -> Dict[str, T]:
 	"""one(arch, options) for each arch, workers at a time, each with --jobs /
 	workers make jobs.  The tree's fingerprint is taken once before
-	(buildstamp), progress lines are not rewritten in place."""
+	(buildinputs), progress lines are not rewritten in place."""
 	if not options.always_build:
 		tree_fingerprint(options, ktree)
 	jobs = max(1, options.jobs // workers)

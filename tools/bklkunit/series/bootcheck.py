@@ -15,7 +15,7 @@ Each boot leaves its results directory (<cache>/series/boots/<patch>/, as
 run's per-arch one) and a record (boots.json beside it): cases passed,
 failed, skipped, seconds.
 
-A boot runs beside the build of the next patch (seriescheck): stage()
+A boot runs beside the build of the next patch (checkseries): stage()
 copies what `kunit.py exec` reads of a build directory (the kernel image
 its qemu_configs/<arch>.py names, .config, .kunitconfig) into the boot's
 own directory, so the next build can overwrite the build directory while

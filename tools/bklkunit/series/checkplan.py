@@ -29,6 +29,7 @@ import dataclasses
 import enum
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..base import paths
@@ -198,7 +199,7 @@ def test_symbols(diff_text: str) -> Dict[str, str]:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-	"""check-series' options about what to check (seriescheck adds the rest)."""
+	"""check-series' options about what to check (checkseries adds the rest)."""
 	p.add_argument('--checks', default=','.join(ALL_CHECKS),
 		       help=f'comma list of checks to run (default: all: {",".join(ALL_CHECKS)})')
 	p.add_argument('--build-arches', default=None, metavar='A[,B]',
@@ -279,6 +280,15 @@ class SeriesOptions:
 	boot_timeout: int = BOOT_TIMEOUT
 	build_config: BuildConfig = BuildConfig.FULL
 	shard: str = ''               # --shard K/N as given ('' : none)
+	# How the checks run: make -j (0: nproc), ccache, -v, where series.json
+	# goes, the go7007 arches (as given) and whether to record its baseline.
+	jobs: int = 0
+	use_ccache: bool = True
+	verbose: bool = False
+	results_dir: Optional[Path] = None
+	go7007_arch: str = 'all'
+	update_go7007_baseline: bool = False
+	allow_install: bool = True
 
 	def wants(self, check: str) -> bool:
 		return check in self.checks
@@ -299,6 +309,18 @@ class SeriesOptions:
 		"""The options of a command line for a series of `patches`
 		patches; a UserError (one line) for anything wrong."""
 		a = vars(args)
+		results_dir = a.get('results_dir')
+		return dataclasses.replace(
+			cls._checked(a, patches), jobs=a.get('jobs') or 0,
+			use_ccache=not a.get('no_ccache', False), verbose=bool(a.get('verbose')),
+			results_dir=Path(results_dir).resolve() if results_dir else None,
+			go7007_arch=a.get('go7007_arch') or 'all',
+			update_go7007_baseline=bool(a.get('update_go7007_baseline')),
+			allow_install=not a.get('no_install', False))
+
+	@classmethod
+	def _checked(cls, a: Dict[str, Any], patches: int) -> 'SeriesOptions':
+		"""The checks, arches and patches of a command line (from_args)."""
 		checks = [c.strip() for c in (a.get('checks') or '').split(',') if c.strip()]
 		bad = [c for c in checks if c not in ALL_CHECKS]
 		if bad:

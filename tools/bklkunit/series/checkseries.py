@@ -28,6 +28,7 @@ check-series at a time per cache (<cache>/series/series.lock).
 
 import argparse
 import functools
+import os
 import re
 import shlex
 import shutil
@@ -174,12 +175,10 @@ class Checker:
 	# --results-dir: its series.json, rewritten after every check (None: not asked for).
 	record: Optional[Path] = None
 
-	def __init__(self, cache: Path, args: argparse.Namespace,
-		     opts: Optional[SeriesOptions] = None):
+	def __init__(self, cache: Path, opts: SeriesOptions):
 		self.cache = cache
-		self.args = args
-		self.opts = opts or SeriesOptions()
-		self.jobs = args.jobs or (__import__('os').cpu_count() or 1)
+		self.opts = opts
+		self.jobs = opts.jobs or (os.cpu_count() or 1)
 		self.results: List[Check] = []
 		self.patches = tree.read_series(paths.PATCH_DIR)
 		self.main = tree.find_prepared(cache)
@@ -194,8 +193,8 @@ class Checker:
 				     shard=self.opts.shard, started=now(),
 				     name=('' if any(self.opts.wants(c) for c in checkplan.PER_PATCH)
 					   else 'head checks'))
-		if getattr(args, 'results_dir', None):
-			self.record = Path(args.results_dir).resolve() / seriesjob.FILE
+		if opts.results_dir:
+			self.record = opts.results_dir / seriesjob.FILE
 			write_series_job(self.record, self.job)
 		# Same depth below the cache as the main tree, so that relative paths
 		# (and with them ccache hits) match the main builds.
@@ -240,7 +239,7 @@ class Checker:
 		mark = 'ok  ' if ok else 'FAIL'
 		print(f'  {mark} {name}' + (f' ({seconds:.0f} s)' if seconds >= 1 else '')
 		      + (f': {note}' if note else ''), flush=True)
-		if detail and (not ok or self.args.verbose):
+		if detail and (not ok or self.opts.verbose):
 			for line in detail.splitlines()[:40]:
 				print('       ' + line)
 		return c
@@ -318,7 +317,7 @@ class Checker:
 		cmd = ['make', '-C', str(srcdir), f'O={bdir}', f'ARCH={a.kernel_arch}', f'-j{self.jobs}']
 		if a.cross_compile:
 			cmd.append(f'CROSS_COMPILE={a.cross_compile}')
-		cmd += make_options(arch, not self.args.no_ccache) + extra + targets
+		cmd += make_options(arch, self.opts.use_ccache) + extra + targets
 		# make's own children (in our process group: ^C reaches them) get
 		# its niceness; make ends them when stop_head terminates it.
 		proc = subprocess.Popen(progress.niced(cmd, nice), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -386,7 +385,7 @@ class Checker:
 		bdir.mkdir(parents=True, exist_ok=True)
 		full = bdir / 'config.full'
 		t0 = time.time()
-		plan = ArchPlan(self.wt, arch, bdir, bdir, RunOptions(use_ccache=not self.args.no_ccache),
+		plan = ArchPlan(self.wt, arch, bdir, bdir, RunOptions(use_ccache=self.opts.use_ccache),
 				kunitconfigs(arch, [], bootcheck.PROFILE))
 		proc = subprocess.run(plan.config_command(), capture_output=True, text=True,
 				      env=build_env(self.cache))
@@ -540,8 +539,8 @@ class Checker:
 			# rewritten in place.
 			progress.LINES_ONLY = True
 		fut = self._pool.submit(bootcheck.boot_patch, self.wt, kernel, out, self.cache, plan,
-					symbols, self.opts.boot_timeout, not self.args.no_ccache,
-					self.args.verbose)
+					symbols, self.opts.boot_timeout, self.opts.use_ccache,
+					self.opts.verbose)
 		self._booting = Booting(p, plan, kernel, fut)
 		if self._serial_boot():
 			self.finish_boot()
@@ -735,7 +734,7 @@ class Checker:
 
 	def check_go7007(self, srcdir: Path, build_root: Path, report: Report,
 			 make: Callable[..., subprocess.CompletedProcess[str]]) -> None:
-		arches = paths.parse_arches(self.args.go7007_arch, paths.SERIES_ARCHES)
+		arches = paths.parse_arches(self.opts.go7007_arch, paths.SERIES_ARCHES)
 		arches = [a for a in arches if a != 'um']
 		frag = paths.KUNIT_DIR / 'go7007.config'
 		# Its own: it may run before any other check made the directory.
@@ -763,7 +762,7 @@ class Checker:
 			warns = sorted({self._normalise(l) for l in (proc.stdout + proc.stderr).splitlines()
 					if WARNING_RE.match(l.strip())})
 			base = paths.KUNIT_DIR / 'baselines' / 'go7007-w1' / f'{arch}.txt'
-			if self.args.update_go7007_baseline and proc.returncode == 0:
+			if self.opts.update_go7007_baseline and proc.returncode == 0:
 				atomic.write_text(base, ''.join(w + '\n' for w in warns))
 			known = set(base.read_text().splitlines()) if base.exists() else set()
 			new = [w for w in warns if w not in known]
@@ -833,18 +832,18 @@ def main(args: argparse.Namespace) -> int:
 					raise UserError(f'the modules check needs {frag}')
 				modulescheck.read_fragment(frag.read_text(), f'kunit/{frag.name}')
 	cache = paths.cache_dir(args.cache_dir)
-	if getattr(args, 'results_dir', None):
-		paths.usable_dir(Path(args.results_dir).resolve(), '--results-dir', probe=True)
+	if opts.results_dir:
+		paths.usable_dir(opts.results_dir, '--results-dir', probe=True)
 	arches = list(opts.build_arches)
 	if 'go7007' in checks:
 		try:
-			arches += paths.parse_arches(args.go7007_arch, paths.SERIES_ARCHES)
+			arches += paths.parse_arches(opts.go7007_arch, paths.SERIES_ARCHES)
 		except ValueError as e:
 			raise UserError(f'--go7007-arch: {e}')
-	deps.ensure(deps.for_arches(arches) + deps.CHECK_PACKAGES, allow_install=not args.no_install)
-	repository(cache, allow_install=not args.no_install)
+	deps.ensure(deps.for_arches(arches) + deps.CHECK_PACKAGES, allow_install=opts.allow_install)
+	repository(cache, allow_install=opts.allow_install)
 	with paths.locked(cache / 'series' / 'series.lock', 'the series checks\' worktree'):
-		return _checks(Checker(cache, args, opts), opts)
+		return _checks(Checker(cache, opts), opts)
 
 
 def _checks(ch: Checker, opts: SeriesOptions) -> int:

@@ -226,7 +226,7 @@ class ModulesResult:
 
 
 # make(build_dir, arch, targets, extra, log, srcdir, cwd) -> CompletedProcess:
-# seriescheck's make, with its ccache and build environment.
+# checkseries' make, with its ccache and build environment.
 Make = Callable[..., subprocess.CompletedProcess]
 
 

@@ -2,7 +2,7 @@
 """Kconfig text: the symbols a Kconfig file defines, and the two forms of an
 option in a .config or a kunitconfig fragment (kunit_tool's kunit_config.py
 reads the same two), for `ab` (the A side's fragments) and check-series'
-modules check (seriesmodules' .config against its fragment)."""
+modules check (modulescheck: a .config against its fragment)."""
 
 import re
 from typing import Dict, Optional
