@@ -22,7 +22,7 @@ from .ci import gate, merge, pipeline
 from .compare import baseline
 from .compare.baseline import Comparison
 from .results import export, rundir
-from .results.model import ArchRun
+from .results.model import ArchResult
 from .run import clean, progress, runner
 from .series import checkseries, mail
 from .source import tree
@@ -123,7 +123,7 @@ def report(args: argparse.Namespace) -> Tuple[int, Path, Dict[str, Path]]:
 		raise UserError(f'{ktree} has no tools/testing/kunit/kunit_parser.py to read the '
 				'consoles with; name a kernel tree with --tree')
 	paths.usable_dir(rdir, 'results directory')
-	runs: List[ArchRun] = []
+	runs: List[ArchResult] = []
 	written = export.write_reports(rdir, ktree, args.origin, runs_out=runs)
 	for p in written.values():
 		print(p)

@@ -20,7 +20,7 @@ import pytest
 from bklkunit.compare import covbaseline
 from bklkunit.coverage import gcovdump, gcovinit, lcovinfo, measure, scope, table, umlgcov
 from bklkunit.results.export import html, kcidb
-from bklkunit.results.model import ArchResult, ArchRun, ArchStatus
+from bklkunit.results.model import ArchResult, ArchStatus
 from bklkunit.run import plan
 
 DATA = Path(__file__).resolve().parent / 'data' / 'coverage'
@@ -361,13 +361,13 @@ COV = {'total': {'lines': {'hit': 80, 'total': 100, 'percent': 80.0},
 
 
 def test_page_has_the_per_file_table_and_links():
-	r = ArchRun('x86_64', ArchStatus.PASS, coverage=COV)
-	u = ArchRun('um', ArchStatus.PASS, coverage={'error': 'the suites boot left no .gcda'})
+	r = ArchResult('x86_64', ArchStatus.PASS, coverage=COV)
+	u = ArchResult('um', ArchStatus.PASS, coverage={'error': 'the suites boot left no .gcda'})
 	page = '\n'.join(html.coverage_section([r, u]))
 	assert 'href="x86_64/coverage/html/index.html"' in page
 	assert '<tr data-file="fs/ufs/inode.c">' in page and '80.0%' in page and '50.0%' in page
 	assert 'um: coverage not measured: the suites boot left no .gcda' in page
-	assert html.coverage_section([ArchRun('x86_64', ArchStatus.PASS)]) == []
+	assert html.coverage_section([ArchResult('x86_64', ArchStatus.PASS)]) == []
 
 
 def test_kcidb_misc_and_text_table():

@@ -142,7 +142,7 @@ def test_the_first_parameter_keeps_its_diagnostics(parser_tree):
 	assert second.diagnostics[-1] == '    c->sub_version == 4 (0x4)'
 	assert c[neg + '/v3 to v7 picks v5 (min 3, max 7)'].diagnostics == []
 	xml = ET.tostring(export.junit.junit_element(
-		[model.ArchRun('x86_64', 'FAIL', built=True,
+		[model.ArchResult('x86_64', 'FAIL', built=True,
 				 suites=parse(parser_tree, 'console_param_first_fail.log'))], {}),
 		encoding='unicode')
 	failures = [f for f in ET.fromstring(xml).iter('failure')]

@@ -224,7 +224,7 @@ def test_results_without_recorded_times_still_load_and_export(tmp_path, parser_t
 	console, no start_time anywhere (and none made up)."""
 	rdir = timed_rdir(tmp_path)
 	_, [r] = rundir.load_run(rdir, parser_tree, probe=False)
-	assert r.build_started is None and r.boot_started is None
+	assert r.build_start is None and r.boot_start is None
 	assert all(c.start_time is None and c.duration is not None for c in r.cases)
 	doc = json.loads(export.write_reports(rdir, parser_tree, probe=False)['kcidb.json'].read_text())
 	validate(doc, schema)

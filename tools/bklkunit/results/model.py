@@ -13,16 +13,17 @@ same text they always did):
   Recorded    a case as a baseline records it (and `ab` labels it): pass,
               fail, skip, crash, missing, flaky
 
-Case, Suite and ArchRun are an arch's cases as read from its consoles;
-ArchResult is what `run` found for an arch (verdict.json).
+Case and Suite are an arch's cases as read from its consoles; ArchResult is
+one arch of a run: what `run` found (verdict.json) and, read back, its cases.
 
 Wall-clock times (when a run, a build, a boot started) are recorded as RFC
 3339 text with the local UTC offset (now()) and read back by parse_time(),
 which takes nothing without an offset: a time it cannot place is no time.
 """
 
+import copy
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta, timezone
 from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
@@ -200,51 +201,6 @@ class Suite:
 	planned: Optional[int] = None           # the count of its plan (1..N), None without one
 
 
-@dataclass
-class ArchRun:
-	"""One arch of a results directory, read back."""
-	arch: str
-	status: str
-	reason: str = ''
-	built: bool = False
-	suites: List[Suite] = field(default_factory=list)
-	logs: Dict[str, str] = field(default_factory=dict)   # name -> path relative to rdir
-	compiler: str = ''
-	qemu: str = ''
-	build_seconds: Optional[float] = None
-	run_seconds: Optional[float] = None
-	build_command: str = ''
-	build_tail: str = ''
-	build_started: Optional[datetime] = None     # verdict.json build_started
-	boot_started: Optional[datetime] = None      # verdict.json boot_started (the first boot)
-	# Set when the console does not bear out summary.json (damaged or
-	# missing logs): why, and the status summary.json gave.  status is then
-	# what the console shows (CRASH, or FAIL), never PASS.
-	disagreement: str = ''
-	recorded_status: str = ''
-	# The profile it ran with, and its subdirectory of the results
-	# directory: <arch> in a run's, <arch> or <arch>-<profile> in a merged
-	# one (slot_name).  '' : the arch's name.
-	profile: str = DEFAULT_PROFILE
-	slot: str = ''
-	# run --coverage: the arch's entry (measure.entry, or {'error': why}).
-	coverage: Dict[str, Any] = field(default_factory=dict)
-
-	@property
-	def name(self) -> str:
-		"""Its name in every report: its subdirectory (the arch, or
-		<arch>-<profile> in a merged results directory)."""
-		return self.slot or self.arch
-
-	@property
-	def cases(self) -> List[Case]:
-		return [c for s in self.suites for c in s.cases]
-
-	def blamed(self) -> bool:
-		"""Whether some case carries this arch's trouble."""
-		return any(c.status in (FAIL, ERROR) for c in self.cases)
-
-
 # ------------------------------------------------------ the boots of an arch
 
 
@@ -322,8 +278,11 @@ def case_map(suites: Iterable[Suite], flaky: Iterable[str] = ()) -> Dict[str, st
 
 @dataclass
 class ArchResult:
-	"""What `run` found for one arch over all its boots: verdict.json, and
-	the arch's entry in summary.json (asdict)."""
+	"""One arch of a run, the one model of it: what `run` found over all its
+	boots (the VERDICT_FIELDS: verdict.json, and the arch's entry in
+	summary.json, recorded()), and what reading a results directory back
+	adds to them (rundir.load_run: its cases over all its boots, its logs,
+	whether the console bears the record out)."""
 	arch: str
 	status: str = ArchStatus.NOT_RUN   # PASS FAIL FLAKY CRASH TIMEOUT NO_TESTS BUILD_FAILED CONFIG_FAILED
 				  # SKIPPED_PROFILE (the profile does not exist on this arch)
@@ -332,8 +291,9 @@ class ArchResult:
 	failed: int = 0
 	skipped: int = 0
 	crashed: int = 0
-	build_seconds: float = 0.0
-	run_seconds: float = 0.0
+	# None: read back from results that did not record it.
+	build_seconds: Optional[float] = 0.0
+	run_seconds: Optional[float] = 0.0
 	failures: List[str] = field(default_factory=list)
 	flaky: List[str] = field(default_factory=list)       # suite.case[/param] that passed again
 	config_hash: str = ''     # sha256 of <build_dir>/.config after a successful build
@@ -351,6 +311,50 @@ class ArchResult:
 	# run --coverage: measure.entry() of the arch (totals, per subsystem and
 	# file, the HTML), or {'error': why}; {} without --coverage.
 	coverage: Dict[str, Any] = field(default_factory=dict)
+	# ---- read back from a results directory (rundir.load_run), never recorded.
+	built: bool = False
+	suites: List[Suite] = field(default_factory=list)
+	logs: Dict[str, str] = field(default_factory=dict)   # name -> path relative to rdir
+	compiler: str = ''
+	build_command: str = ''
+	build_tail: str = ''
+	# Set when the console does not bear out summary.json (damaged or
+	# missing logs): why, and the status summary.json gave.  status is then
+	# what the console shows (CRASH, or FAIL), never PASS.
+	disagreement: str = ''
+	recorded_status: str = ''
+	# Its subdirectory of the results directory: <arch> in a run's, <arch>
+	# or <arch>-<profile> in a merged one (slot_name).  '' : the arch's name.
+	slot: str = ''
+
+	def recorded(self) -> Dict[str, Any]:
+		"""The VERDICT_FIELDS, in order: verdict.json, and the arch's entry
+		in summary.json."""
+		return {name: copy.deepcopy(getattr(self, name)) for name in VERDICT_FIELDS}
+
+	@property
+	def build_start(self) -> Optional[datetime]:
+		"""When `kunit.py build` was started (None: not recorded)."""
+		return parse_time(self.build_started)
+
+	@property
+	def boot_start(self) -> Optional[datetime]:
+		"""When the first `kunit.py exec` was started (None: not recorded)."""
+		return parse_time(self.boot_started)
+
+	@property
+	def name(self) -> str:
+		"""Its name in every report: its subdirectory (the arch, or
+		<arch>-<profile> in a merged results directory)."""
+		return self.slot or self.arch
+
+	@property
+	def cases(self) -> List[Case]:
+		return [c for s in self.suites for c in s.cases]
+
+	def blamed(self) -> bool:
+		"""Whether some case carries this arch's trouble."""
+		return any(c.status in (FAIL, ERROR) for c in self.cases)
 
 	@property
 	def ok(self) -> bool:
@@ -360,3 +364,9 @@ class ArchResult:
 	def counted(self) -> bool:
 		"""Whether it decides the exit status (a skipped profile does not)."""
 		return self.status != ArchStatus.SKIPPED_PROFILE
+
+
+# What `run` records of an arch (ArchResult.recorded: verdict.json and the
+# arch's entry in summary.json), in this order: the fields before `built`.
+VERDICT_FIELDS: Tuple[str, ...] = tuple(
+	f.name for f in fields(ArchResult)[:[f.name for f in fields(ArchResult)].index('built')])

@@ -7,11 +7,11 @@ and summary.json (runner.finish decides what goes in them).
 
 summary.json and each arch's verdict.json, build.log and consoles (the
 first boot's, and those of the boots that ran what a crash cut off) become
-one ArchRun per arch (model.py), every console read by cases.py, the
+one ArchResult per arch (model.py), every console read by cases.py, the
 cases a crash kept from running named from kunit.list.log when it has them
 (model.name_unreached; else known by their position, suite.case<N>).  A
 console that does not bear summary.json out wins: the arch is then what its
-console shows (ArchRun.disagreement says why).  Each case's start_time is
+console shows (ArchResult.disagreement says why).  Each case's start_time is
 its boot's recorded start plus its printk time (place_in_time); results
 written before the starts were recorded load without them.
 """
@@ -20,7 +20,6 @@ import json
 import re
 import shutil
 import subprocess
-from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, cast
@@ -28,7 +27,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, cast
 from . import kunit_tool, verdicts
 from .cases import parse_console
 from .model import (
-	ArchResult, ArchRun, ArchStatus, BUILT, DEFAULT_PROFILE, NOT_BUILT, RAN_TO_THE_END,
+	ArchResult, ArchStatus, BUILT, DEFAULT_PROFILE, NOT_BUILT, RAN_TO_THE_END,
 	Suite, at_clock, merge_boots, name_unreached, parse_time, stopped_note)
 from ..base import atomic, paths
 from ..base.errors import UserError
@@ -80,7 +79,7 @@ def status_problem(status: Any) -> str:
 def write_verdict(rdir: Path, r: ArchResult) -> None:
 	"""<rdir>/<arch>/verdict.json of one arch."""
 	atomic.write_text(Path(rdir) / r.arch / 'verdict.json',
-			  json.dumps(versioned(asdict(r)), indent=1) + '\n')
+			  json.dumps(versioned(r.recorded()), indent=1) + '\n')
 
 
 def summary_of(info: Dict[str, Any], results: Sequence[ArchResult], rdir: Path,
@@ -88,7 +87,7 @@ def summary_of(info: Dict[str, Any], results: Sequence[ArchResult], rdir: Path,
 	"""summary.json as `run` and each side of `ab` write it: the tree
 	(info), every arch's verdict, where, the filter, the profile, when it
 	started, and what else the caller records (extra)."""
-	return dict(info, arches=[asdict(r) for r in results], results_dir=str(rdir),
+	return dict(info, arches=[r.recorded() for r in results], results_dir=str(rdir),
 		    filter_glob=filter_glob, profile=profile, started=started, **extra)
 
 
@@ -177,6 +176,12 @@ def _read(p: Path) -> str:
 def _tail(text: str, lines: int = 60, chars: int = LOG_EXCERPT_MAX) -> str:
 	t = '\n'.join(text.rstrip().splitlines()[-lines:])
 	return t[-chars:]
+
+
+def _text(v: Any) -> str:
+	"""A recorded time as text ('' for anything else): ArchResult.build_start
+	and boot_start read it (model.parse_time)."""
+	return v if isinstance(v, str) else ''
 
 
 def _seconds(v: Any) -> Optional[float]:
@@ -390,7 +395,7 @@ def place_in_time(suites: Sequence[Suite], started: Optional[datetime]) -> None:
 			c.start_time = at_clock(started, c.clock)
 
 
-def judge_again(kernel_tree: Path, r: 'ArchRun', entry: Dict[str, Any], adir: Path,
+def judge_again(kernel_tree: Path, r: ArchResult, entry: Dict[str, Any], adir: Path,
 		console: Sequence[str], source: str,
 		parsed: Optional[kunit_tool.Documents] = None) -> Optional[Tuple[str, str]]:
 	"""The arch judged from its console alone (verdicts.judge, as `run` judged
@@ -435,7 +440,7 @@ def load_verdict(adir: Path, entry: Dict[str, Any]) -> Dict[str, Any]:
 	return verdict if verdict is not None else dict(entry)
 
 
-Loaded = Tuple[Dict[str, Any], List[ArchRun]]
+Loaded = Tuple[Dict[str, Any], List[ArchResult]]
 
 
 def load_run(rdir: Path, kernel_tree: Path, environment: Optional[Dict[str, Dict[str, str]]] = None,
@@ -456,16 +461,17 @@ def load_run(rdir: Path, kernel_tree: Path, environment: Optional[Dict[str, Dict
 		arch = str(entry.get('arch', 'unknown'))
 		slot = entry_dir(entry)
 		adir = rdir / slot
-		r = ArchRun(arch, str(entry.get('status', ArchStatus.ERROR)), str(entry.get('reason', '') or ''),
-			    profile=entry_profile(summary, entry), slot=slot)
+		r = ArchResult(arch, str(entry.get('status', ArchStatus.ERROR)),
+			       str(entry.get('reason', '') or ''), profile=entry_profile(summary, entry),
+			       slot=slot)
 		r.build_seconds = _seconds(entry.get('build_seconds'))
 		r.run_seconds = _seconds(entry.get('run_seconds'))
 		cov = entry.get('coverage')
 		r.coverage = cov if isinstance(cov, dict) else {}
 		verdict = load_verdict(adir, entry)
 		# Older results have neither: no start times then.
-		r.build_started = parse_time(entry.get('build_started') or verdict.get('build_started'))
-		r.boot_started = parse_time(entry.get('boot_started') or verdict.get('boot_started'))
+		r.build_started = _text(entry.get('build_started') or verdict.get('build_started'))
+		r.boot_started = _text(entry.get('boot_started') or verdict.get('boot_started'))
 		for name in ('console.log', 'ktap.log', 'build.log', 'kunit.log', 'results.json',
 			     'verdict.json'):
 			if (adir / name).is_file():
@@ -499,7 +505,7 @@ def load_run(rdir: Path, kernel_tree: Path, environment: Optional[Dict[str, Dict
 			# as the boots after it ran them (laterboots.py), as verdict.json counts.
 			first_boot = parse_console(kernel_tree, console, stopped_note(r.status, r.reason),
 						   parsed=parsed)
-			place_in_time(first_boot, r.boot_started)
+			place_in_time(first_boot, r.boot_start)
 			later = []
 			for p, started in continuation_boots(adir, verdict):
 				suites = parse_console(kernel_tree, _read(p).splitlines())

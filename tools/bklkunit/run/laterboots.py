@@ -197,7 +197,7 @@ def after_first_boot(b: Booter, res: ArchResult, v: verdicts.Verdict,
 	if times > 0 and res.status in (ArchStatus.FAIL, ArchStatus.CRASH, ArchStatus.TIMEOUT):
 		flaky = rerun_failures(b, merged, times)
 	res.boots = b.boots
-	res.run_seconds += b.seconds
+	res.run_seconds = (res.run_seconds or 0.0) + b.seconds
 	ran = [bt for bt in b.boots if bt['purpose'] == 'continue']
 	for bt in b.boots:
 		if bt['purpose'] == 'list' and bt.get('reason'):

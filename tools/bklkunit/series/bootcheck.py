@@ -99,7 +99,7 @@ def verdict(plan: BootPlan, res: ArchResult, enabled: Sequence[str]) -> BootReco
 	"""What a boot (runner.boot's ArchResult) means for the patch: enabled
 	is present()'s answer for its build."""
 	rec = BootRecord(plan.patch, BootStatus.FAIL, plan.suites, list(plan.why), res.passed,
-			 res.failed, res.skipped, res.crashed, round(res.run_seconds, 1),
+			 res.failed, res.skipped, res.crashed, round(res.run_seconds or 0.0, 1),
 			 failures=list(res.failures))
 	first = (res.reason or '').split('\n')[0]
 	if res.status == ArchStatus.PASS:

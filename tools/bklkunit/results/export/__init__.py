@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional
 
 from . import html, junit, kcidb
 from .kcidb import DEFAULT_ORIGIN, check_origin
-from ..model import ArchRun
+from ..model import ArchResult
 from ..rundir import Loaded, load_run
 from ..seriesjob import SeriesJob, read_series_job
 from ...base import atomic, paths
@@ -27,7 +27,7 @@ from ...base import atomic, paths
 def write_reports(rdir: Path, kernel_tree: Path, origin: str = DEFAULT_ORIGIN, *,
 		  environment: Optional[Dict[str, Dict[str, str]]] = None, probe: bool = True,
 		  patch_dir: Path = paths.PATCH_DIR,
-		  runs_out: Optional[List[ArchRun]] = None,
+		  runs_out: Optional[List[ArchResult]] = None,
 		  loaded: Optional[Loaded] = None) -> Dict[str, Path]:
 	"""Write <arch>/junit.xml, junit.xml, kcidb.json and index.html into rdir.
 
@@ -36,7 +36,7 @@ def write_reports(rdir: Path, kernel_tree: Path, origin: str = DEFAULT_ORIGIN, *
 	'qemu': ...}} to report; what is not given comes from summary.json, the
 	kernel banner in the console, or (probe) `<cc> --version` and
 	`<qemu> --version` on this host.  Returns {path relative to rdir: path};
-	runs_out, if given, gets the arches as read (ArchRun.disagreement: a
+	runs_out, if given, gets the arches as read (ArchResult.disagreement: a
 	console that does not bear summary.json out).  loaded: what load_run
 	already read (`run` reads every console once for all it writes)."""
 	rdir = Path(rdir)

@@ -5,7 +5,7 @@ import html
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .junit import arch_problem
-from ..model import ArchRun, ArchStatus, ERROR, FAIL, MISS, PASS, SKIP
+from ..model import ArchResult, ArchStatus, ERROR, FAIL, MISS, PASS, SKIP
 from ..seriesjob import SeriesJob
 from ...base import paths
 
@@ -45,7 +45,7 @@ def fmt_duration(d: Optional[float]) -> str:
 	return f'{d * 1000:.1f} ms' if d < 1 else f'{d:.2f} s'
 
 
-def _matrix_rows(runs: List[ArchRun]) -> List[Tuple[str, str]]:
+def _matrix_rows(runs: List[ArchResult]) -> List[Tuple[str, str]]:
 	"""(suite, row) in order: suites as first seen, cases as first seen."""
 	suites: Dict[str, List[str]] = {}
 	for r in runs:
@@ -62,7 +62,7 @@ def endian(arch: str) -> str:
 	return a.endian.value if a else ''
 
 
-def byte_order_cell(row: str, runs: List[ArchRun], by_arch: List[Dict[str, Any]],
+def byte_order_cell(row: str, runs: List[ArchResult], by_arch: List[Dict[str, Any]],
 		    order: str) -> str:
 	"""The case on the arches of one byte order, one cell: FAIL (or CRASH,
 	missing) naming the arches where it was, else pass when it passed on
@@ -81,7 +81,7 @@ def byte_order_cell(row: str, runs: List[ArchRun], by_arch: List[Dict[str, Any]]
 	return f'<td class="pass" data-endian="{_e(order)}" data-status="pass">pass{note}</td>'
 
 
-def html_page(summary: Dict[str, Any], runs: List[ArchRun], origin: str,
+def html_page(summary: Dict[str, Any], runs: List[ArchResult], origin: str,
 	      series: Sequence[SeriesJob] = ()) -> str:
 	debver = summary.get('debian_version') or ''
 	title = f'KUnit results: Linux {summary.get("kernel_version") or "?"}' + (
@@ -215,7 +215,7 @@ def _cov_cells(c: Dict[str, Any]) -> str:
 	return ''.join(out)
 
 
-def coverage_section(runs: List[ArchRun]) -> List[str]:
+def coverage_section(runs: List[ArchResult]) -> List[str]:
 	"""run --coverage: per file (and subsystem, and in all) the lines,
 	functions and branches the suites executed, boot subtracted, one column
 	group per arch, each arch's genhtml tree linked (docs/coverage.md)."""

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ..model import ArchRun, ArchStatus, Case, ERROR, FAIL, MISS, Outcome, PASS, SKIP
+from ..model import ArchResult, ArchStatus, Case, ERROR, FAIL, MISS, Outcome, PASS, SKIP
 from ..seriesjob import SeriesJob
 from ...base import atomic
 
@@ -61,7 +61,7 @@ def _testsuite(parent: ET.Element, name: str, cases: List[Tuple[str, Case]],
 	return n
 
 
-def arch_problem(r: ArchRun) -> Optional[Case]:
+def arch_problem(r: ArchResult) -> Optional[Case]:
 	"""A testcase for an arch that is not PASS while no case says why:
 	"build" when it did not build, "run" otherwise (no KTAP, a crash after
 	the last case, a timeout, no tests)."""
@@ -94,7 +94,7 @@ def series_suite(job: SeriesJob) -> Tuple[str, List[Tuple[str, Case]], Dict[str,
 	return name, cases, props
 
 
-def junit_element(runs: List[ArchRun], summary: Dict[str, Any],
+def junit_element(runs: List[ArchResult], summary: Dict[str, Any],
 		  series: Sequence[SeriesJob] = ()) -> ET.Element:
 	root = ET.Element('testsuites', name='bkl-kunit')
 	# <testsuites> has tests, failures and errors; skipped is a <testsuite>'s

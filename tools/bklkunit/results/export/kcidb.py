@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, cast
 
 from ..model import (
-	ARCH_TO_KCIDB, ArchRun, ArchStatus, ERROR, FAIL, MISS, NOT_BUILT, PASS, parse_time,
+	ARCH_TO_KCIDB, ArchResult, ArchStatus, ERROR, FAIL, MISS, NOT_BUILT, PASS, parse_time,
 	rfc3339)
 from ..rundir import LOG_EXCERPT_MAX
 from ...base import paths
@@ -118,7 +118,7 @@ def kcidb_coverage(cov: Dict[str, Any], slot: str) -> Optional[Dict[str, Any]]:
 		'html': f'{slot}/{cov["html"]}' if cov.get('html') else None}
 
 
-def kcidb_document(rdir: Path, summary: Dict[str, Any], runs: List[ArchRun],
+def kcidb_document(rdir: Path, summary: Dict[str, Any], runs: List[ArchResult],
 		   origin: str = DEFAULT_ORIGIN, patch_dir: Path = paths.PATCH_DIR) -> Dict[str, Any]:
 	check_origin(origin)
 	# (Without "format": the ids of a run do not change with the version
@@ -171,7 +171,7 @@ def kcidb_document(rdir: Path, summary: Dict[str, Any], runs: List[ArchRun],
 			'architecture': re.sub(r'[^a-z0-9_]', '_', r.arch.lower()),
 			'compiler': r.compiler or None,
 			'config_name': config_name,
-			'start_time': _when(r.build_started),
+			'start_time': _when(r.build_start),
 			'duration': r.build_seconds,
 			'command': r.build_command or None,
 			'status': bstatus,
@@ -195,7 +195,7 @@ def kcidb_document(rdir: Path, summary: Dict[str, Any], runs: List[ArchRun],
 					   'build_id': build_id, 'origin': origin, 'path': path,
 					   'status': status, 'environment': env}, **kw))
 
-		add('kunit', ARCH_TO_KCIDB.get(r.status, MISS), start_time=_when(r.boot_started),
+		add('kunit', ARCH_TO_KCIDB.get(r.status, MISS), start_time=_when(r.boot_start),
 		    duration=r.run_seconds,
 		    comment=f'the whole KUnit run on {r.arch}: {r.status}',
 		    log_excerpt=_excerpt(r.reason.splitlines()),
