@@ -14,7 +14,7 @@ from bklkunit.analysis import ab
 from bklkunit.base import paths
 from bklkunit.base.errors import UserError
 from bklkunit.compare import baseline
-from bklkunit.results import export, kunit_tool, rundir
+from bklkunit.results import export, kunit_tool, model, rundir
 from bklkunit.run import runner
 from bklkunit.source import kconfig, tree
 from conftest import STUB_ARGS, KCONFIG_B, FAKE_SOURCE, commit, git
@@ -33,7 +33,7 @@ def _no_probe(monkeypatch):
 
 def cases(status='PASS', **kv) -> baseline.ArchCases:
 	"""ArchCases of x86_64 from keyword pairs: alpha_one='pass' -> alpha.one."""
-	return baseline.ArchCases('x86_64', status, True,
+	return baseline.ArchCases(model.ArchResult('x86_64', status, built=True),
 				  {k.replace('_', '.', 1): v for k, v in kv.items()})
 
 

@@ -13,7 +13,7 @@ import pytest
 from bklkunit.base import paths
 from bklkunit.base.errors import UserError
 from bklkunit.series import modulescheck
-from bklkunit.series.modulescheck import BuildReport, State, compare, read_fragment
+from bklkunit.series.modulescheck import BuildOutput, State, compare, read_fragment
 from bklkunit.source.kconfig import config_values
 
 FRAG = """# a comment
@@ -146,14 +146,14 @@ make[1]: *** [Makefile:1961: modpost] Error 2
 
 
 def test_build_report_reads_modpost_and_compiler_errors():
-	r = BuildReport.of(MODPOST + '../fs/ufs/tests/map.c:12:5: error: implicit declaration\n'
+	r = BuildOutput.of(MODPOST + '../fs/ufs/tests/map.c:12:5: error: implicit declaration\n'
 			   '  CC [M]  fs/ufs/super.o\n')
 	assert r.errors[0] == ('ERROR: modpost: "kallsyms_lookup_name" [fs/autofs/autofs4.ko] '
 			       'undefined!')
 	assert len(r.errors) == 4 and 'implicit declaration' in r.errors[3]
 	assert r.warnings == ['WARNING: modpost: fs/ufs/ufs: section mismatch in reference: '
 			      'x (section: .text) -> y']
-	assert BuildReport.of('  LD [M]  fs/ufs/ufs.ko\n').errors == []
+	assert BuildOutput.of('  LD [M]  fs/ufs/ufs.ko\n').errors == []
 
 
 class FakeMake:

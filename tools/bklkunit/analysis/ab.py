@@ -426,8 +426,8 @@ def compare_sides(rdir: Path, a_tree: Path, b_tree: Path, results: List[ArchAB],
 	for x in results:
 		if x.a.status == profiles.SKIPPED:
 			continue
-		ca = a_by.get(x.arch) or baseline.ArchCases(x.arch, x.a.status, False)
-		cb = b_by.get(x.arch) or baseline.ArchCases(x.arch, x.b.status, False)
+		ca = a_by.get(x.arch) or baseline.ArchCases(ArchResult(x.arch, x.a.status))
+		cb = b_by.get(x.arch) or baseline.ArchCases(ArchResult(x.arch, x.b.status))
 		x.problems = [p for p in (side_problem('a', ca.status, bool(ca.cases), sides),
 					  side_problem('b', cb.status, bool(cb.cases), sides)) if p]
 		# A side whose console does not bear its verdict out (rundir.py).

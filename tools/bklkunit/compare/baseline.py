@@ -42,7 +42,7 @@ from . import covbaseline
 from ..base import atomic, digest, paths
 from ..base.errors import UserError
 from ..results import model, rundir
-from ..results.model import ArchStatus, RAN_TO_THE_END, Recorded
+from ..results.model import ArchResult, ArchStatus, RAN_TO_THE_END, Recorded
 
 FORMAT = 1
 PASS, FAIL, SKIP, CRASH, MISSING, FLAKY = (Recorded.PASS, Recorded.FAIL, Recorded.SKIP,
@@ -98,19 +98,43 @@ def read_lines(p: Path) -> List[str]:
 
 @dataclass
 class ArchCases:
-	"""One arch of a results directory, as a baseline sees it."""
-	arch: str
-	status: str
-	built: bool
+	"""One arch of a results directory as a baseline sees it: the arch
+	(its ArchResult, as rundir.load_run read it back), its cases as a
+	baseline records them ({'suite.case[/param]': status}, model.case_map)
+	and the environment they ran in."""
+	run: ArchResult
 	cases: Dict[str, str] = field(default_factory=dict)
 	environment: Dict[str, str] = field(default_factory=dict)
-	damaged: str = ''     # why the console does not bear summary.json out (rundir.py)
-	profile: str = 'default'
-	slot: str = ''        # its subdirectory: the arch, or <arch>-<profile> (merged results)
+
+	@property
+	def arch(self) -> str:
+		return self.run.arch
+
+	@property
+	def status(self) -> str:
+		return self.run.status
+
+	@status.setter
+	def status(self, status: str) -> None:
+		self.run.status = status
+
+	@property
+	def built(self) -> bool:
+		return self.run.built
+
+	@property
+	def damaged(self) -> str:
+		"""Why the console does not bear summary.json out (rundir.py), or ''."""
+		return self.run.disagreement
+
+	@property
+	def profile(self) -> str:
+		return self.run.profile
 
 	@property
 	def name(self) -> str:
-		return self.slot or self.arch
+		"""Its subdirectory: the arch, or <arch>-<profile> (merged results)."""
+		return self.run.name
 
 	@property
 	def complete(self) -> bool:
@@ -167,8 +191,7 @@ def load_results(rdir: Path, kernel_tree: Path, probe: bool = True,
 			config = build_config_hash(cache, summary, r.arch, rdir)
 		env = {'kernel': kernel, 'compiler': r.compiler, 'qemu': r.qemu,
 		       'config_hash': config, 'series_hash': str(summary.get('series_hash') or '')}
-		out.append(ArchCases(r.arch, r.status, r.built, cases, env, r.disagreement,
-				     profile=r.profile, slot=r.name))
+		out.append(ArchCases(r, cases, env))
 	return summary, out
 
 

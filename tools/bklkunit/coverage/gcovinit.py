@@ -118,7 +118,7 @@ def initramfs(init: bytes) -> bytes:
 
 
 QEMU_CONFIG_TAIL = '''
-# bkl-kunit coverage (tools/bklkunit/gcovinit.py): the above, with the
+# bkl-kunit coverage (tools/bklkunit/coverage/gcovinit.py): the above, with the
 # initramfs whose /init prints the gcov counters, and " --" at the end of the
 # kernel command line so that kunit_tool's kunit_shutdown=reboot, which it
 # appends, goes to init as an argument instead of restarting the guest before

@@ -112,7 +112,7 @@ def state(config: Dict[str, str], sym: str) -> State:
 
 
 @dataclass
-class SymbolReport:
+class SymbolCheck:
 	"""The fragment against the .config olddefconfig left."""
 	lost: List[str] = field(default_factory=list)          # settings that did not keep their value
 	enabled: List[Tuple[str, State]] = field(default_factory=list)   # listed suites, on
@@ -160,10 +160,10 @@ class SymbolReport:
 		return out
 
 
-def compare(frag: Fragment, config: Dict[str, str], suites: Sequence[str]) -> SymbolReport:
+def compare(frag: Fragment, config: Dict[str, str], suites: Sequence[str]) -> SymbolCheck:
 	"""frag against config (config_values of the .config olddefconfig
 	left); suites: the *_KUNIT_TEST symbols the series defines."""
-	r = SymbolReport()
+	r = SymbolCheck()
 	series = set(suites)
 	for sym, want in frag.settings:
 		have = config.get(sym, 'n')
@@ -194,13 +194,13 @@ def compare(frag: Fragment, config: Dict[str, str], suites: Sequence[str]) -> Sy
 
 
 @dataclass
-class BuildReport:
+class BuildOutput:
 	"""What `make vmlinux modules` printed."""
 	errors: List[str] = field(default_factory=list)       # modpost ERRORs and build errors
 	warnings: List[str] = field(default_factory=list)     # modpost WARNINGs
 
 	@classmethod
-	def of(cls, output: str) -> 'BuildReport':
+	def of(cls, output: str) -> 'BuildOutput':
 		r = cls()
 		for line in output.splitlines():
 			s = line.strip()
@@ -297,7 +297,7 @@ def check(make: Make, srcdir: Path, build_dir: Path, arch: str, log: Path,
 				frag.builtin_only + more.builtin_only)
 	symbols = compare(frag, config, suites)
 	proc = make(build_dir, arch, ['vmlinux', 'modules'], [], log, srcdir)
-	built = BuildReport.of(proc.stdout + proc.stderr)
+	built = BuildOutput.of(proc.stdout + proc.stderr)
 	kos = modules_built(build_dir)
 	problems = symbols.problems()
 	if proc.returncode != 0:
