@@ -12,7 +12,7 @@ from bklkunit.base import paths
 from bklkunit.base.errors import UserError
 from bklkunit.series import checkplan
 from bklkunit.series.checkplan import BootScope, SeriesOptions, boot_plan
-from bklkunit.source import tree
+from bklkunit.source import subsystems, tree
 
 FIXES = 'Fixes: 1da177e4c3f4 ("Linux-2.6.12-rc2")'
 
@@ -151,7 +151,7 @@ def test_every_suite_of_the_series_is_named_after_its_subsystem():
 		text = p.read_text()
 		for chunk in re.split(r'^diff --git ', text, flags=re.M)[1:]:
 			path = chunk.split()[0][2:]
-			sub = checkplan.subsystem_of(path)
+			sub = subsystems.of_file(path)
 			for name in re.findall(r'^\+static struct kunit_suite \w+ = \{\n(?:\+.*\n)*?'
 					       r'\+\s*\.name = "(\w+)"', chunk, re.M):
 				seen.add(name)

@@ -37,6 +37,7 @@ from ..base.errors import UserError
 from ..results.model import ArchResult, ArchStatus
 from ..run import profiles, runner
 from ..run.plan import ArchPlan, RunOptions, build_env, kunitconfigs
+from ..source import subsystems
 
 # The profile of the per-patch build (PROFILE): the boot
 # runs that kernel, so its exec options are that profile's.
@@ -89,7 +90,7 @@ def present(config_text: str, symbols: Dict[str, str], plan: BootPlan) -> List[s
 	for sym, kconfig in sorted(symbols.items()):
 		if sym not in on:
 			continue
-		if plan.glob and checkplan.suite_glob(checkplan.subsystem_of(kconfig)) != plan.glob:
+		if plan.glob and checkplan.suite_glob(subsystems.of_file(kconfig)) != plan.glob:
 			continue
 		out.append(sym)
 	return out

@@ -74,14 +74,6 @@ class BootScope(enum.StrEnum):
 # ------------------------------------------------------------ the patches
 
 
-def subsystem_of(path: str) -> Optional[str]:
-	"""The subsystem (subsystems.SUBSYSTEMS) a file belongs to, None for none."""
-	for name, prefixes in subsystems.SUBSYSTEMS.items():
-		if path.startswith(prefixes):
-			return name
-	return None
-
-
 _HUNK = re.compile(r'^@@ [^@]* @@(?P<context>.*)$')
 _CONFIG = re.compile(r'^config\s+(\w+)')
 # A suite's Kconfig symbol: <SUITE>_KUNIT_TEST in the subsystems, and
@@ -166,10 +158,10 @@ def boot_plan(name: str, patch_text: str, scope: BootScope = BootScope.SUBSYSTEM
 		return None
 	subs: List[str] = []
 	for f in touched:
-		s = subsystem_of(f)
+		s = subsystems.of_file(f)
 		if s and s not in subs:
 			subs.append(s)
-	outside = [f for f in touched if subsystem_of(f) is None and f not in subsystems.NEUTRAL]
+	outside = [f for f in touched if subsystems.of_file(f) is None and f not in subsystems.NEUTRAL]
 	glob = ''
 	if scope == BootScope.SUBSYSTEM and not head and len(subs) == 1 and not outside:
 		glob = suite_glob(subs[0])

@@ -4,7 +4,7 @@ table for the mail sets (mail.py), check-series' boot plan (checkplan.py)
 and its modules check (modulescheck.py), and the files a patch touches."""
 
 import re
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 # The subsystem of a patch is where its files are.  A patch must touch
 # exactly one; MAINTAINERS belongs to none (our test sections live there).
@@ -30,3 +30,11 @@ def touched_files(text: str) -> List[str]:
 			if f not in out:
 				out.append(f)
 	return out
+
+
+def of_file(path: str) -> Optional[str]:
+	"""The subsystem a file belongs to, None for none."""
+	for name, prefixes in SUBSYSTEMS.items():
+		if path.startswith(prefixes):
+			return name
+	return None
