@@ -24,6 +24,7 @@ from .compare.baseline import Comparison
 from .results import export, rundir
 from .results.model import ArchResult
 from .run import clean, progress, runner
+from .run.plan import RunRequest
 from .series import checkseries, mail
 from .source import tree
 from .ufsimage import command
@@ -84,11 +85,11 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-	return runner.main(args)
+	return runner.main(RunRequest.from_args(args))
 
 
 def cmd_ab(args: argparse.Namespace) -> int:
-	return ab.main(args)
+	return ab.main(ab.AbRequest.from_args(args))
 
 
 def cmd_check_series(args: argparse.Namespace) -> int:
@@ -232,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
 			   'and one-test-edit times, the overhead (docs/speed.md)')
 	_common(p)
 	bench.add_arguments(p)
-	p.set_defaults(func=lambda a: bench.main(a))
+	p.set_defaults(func=lambda a: bench.main(bench.BenchOptions.from_args(a)))
 
 	p = sub.add_parser('mutate', help='each lock site and capability check of ufs, appletalk '
 			   'and autofs taken out in turn, the kernel rebuilt and the subsystem\'s suites '
@@ -393,11 +394,11 @@ def _json_verb(args: argparse.Namespace) -> Tuple[int, Optional[Path], Optional[
 	if args.command == 'compare':
 		rc, compared, where = baseline.compare_command(baseline.BaselineOptions.from_args(args))
 		return rc, where, None, compared
+	used: List[Path] = []
 	try:
-		rc = runner.main(args)
+		rc = runner.main(RunRequest.from_args(args), used)
 	finally:
-		got = getattr(args, 'results_dir_used', None)
-		args.json_rdir = Path(got) if got else None
+		args.json_rdir = used[0] if used else None
 	rdir = args.json_rdir
 	written = {n: rdir / n for n in ('junit.xml', 'kcidb.json', 'index.html')
 		   if rdir and (rdir / n).is_file()}

@@ -15,7 +15,7 @@ from bklkunit.base import paths
 from bklkunit.base.errors import UserError
 from bklkunit.compare import baseline
 from bklkunit.results import export, kunit_tool, model, rundir
-from bklkunit.run import runner
+from bklkunit.run import plan, runner
 from bklkunit.source import kconfig, tree
 from conftest import STUB_ARGS, KCONFIG_B, FAKE_SOURCE, commit, git
 from test_baseline import ALPHA, ktap_console
@@ -281,7 +281,7 @@ def test_ab_a_side_tests_builds_the_series_tests_on_a(abf, capsys):
 	f = abf
 	f.ctl_write('a', 'x86_64', 'console', A_CONSOLE)
 	f.ctl_write('b', 'x86_64', 'console', B_CONSOLE)
-	ab.main(f.ab_args('--a-side=tests', '--arch', 'x86_64'))
+	ab.main(ab.AbRequest.from_args(f.ab_args('--a-side=tests', '--arch', 'x86_64')))
 	out = capsys.readouterr().out
 	doc = ab_json(f)
 	assert doc['a']['a_side'] == 'tests' and doc['a']['left_out'] == []
@@ -308,7 +308,7 @@ def test_ab_waits_for_another_ab_on_the_same_cache(abf, capsys):
 	held.flush()
 	fcntl.flock(held, fcntl.LOCK_EX)
 	threading.Timer(0.5, lambda: (fcntl.flock(held, fcntl.LOCK_UN), held.close())).start()
-	ab.main(f.ab_args('--arch', 'x86_64'))
+	ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'x86_64')))
 	out = capsys.readouterr().out
 	assert 'Waiting for the pristine tree of kunit.py ab: in use by pid 4242' in out
 	assert ab_json(f)['arches'][0]['counts']['regressed by the series'] == 1
@@ -513,7 +513,7 @@ def test_ab_labels_new_fixed_and_regressed(abf, capsys):
 	f.ctl_write('a', 'x86_64', 'exec_rc', '1')
 	f.ctl_write('b', 'x86_64', 'console', B_CONSOLE)
 	f.ctl_write('b', 'x86_64', 'exec_rc', '1')
-	rc = ab.main(f.ab_args('--arch', 'x86_64'))
+	rc = ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'x86_64')))
 	assert rc == 1                                 # alpha.three regressed
 	doc = ab_json(f)
 	[x] = doc['arches']
@@ -573,7 +573,7 @@ def test_ab_labels_new_fixed_and_regressed(abf, capsys):
 	assert 'ab: x86_64: 1 regressed by the series' in out
 	# A second run reuses the worktree.
 	capsys.readouterr()
-	ab.main(f.ab_args('--arch', 'x86_64'))
+	ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'x86_64')))
 	assert '(up to date)' in capsys.readouterr().out
 
 
@@ -581,7 +581,7 @@ def test_ab_without_regressions_exits_0_and_each_side_has_its_progress(abf, caps
 	f = abf
 	f.ctl_write('a', 'arm64', 'console', ktap_console(ALPHA))
 	f.ctl_write('b', 'arm64', 'console', ktap_console(ALPHA, ('autofs_new', [('x', 'ok')])))
-	assert ab.main(f.ab_args('--arch', 'arm64', 'al*')) == 0
+	assert ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'arm64', 'al*'))) == 0
 	out = capsys.readouterr().out
 	assert 'ab: nothing regressed by the series' in out
 	assert 'arm64 (series): build' in out and 'arm64 (pristine): build' in out
@@ -607,7 +607,7 @@ def test_ab_a_crash_is_reported_as_a_crash(abf, capsys):
 	# The crash re-run asks A's kernel for its tests, and boots beta alone.
 	f.ctl_write('a', 'i386', 'list', 'alpha.one\nalpha.two\nalpha.three\nbeta.p\n')
 	f.ctl_write('a', 'i386', 'console@beta', ktap_console(('beta', [('p', 'ok')])))
-	rc = ab.main(f.ab_args('--arch', 'i386'))
+	rc = ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'i386')))
 	assert rc == 0                         # A booted and crashed: a result, not a problem
 	[x] = ab_json(f)['arches']
 	assert x['a']['status'] == 'CRASH' and 'NULL pointer' in x['a']['reason']
@@ -631,7 +631,7 @@ def test_ab_a_side_that_cannot_build_or_boot_fails_the_run(abf, capsys):
 	f.ctl_write('a', 'arm', 'exec', 'qemu-system-arm: no such machine\n')   # no console
 	f.ctl_write('a', 'arm', 'exec_rc', '1')
 	f.ctl_write('b', 'arm', 'console', ktap_console(ALPHA))
-	rc = ab.main(f.ab_args('--arch', 'x86_64,arm'))
+	rc = ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'x86_64,arm')))
 	assert rc == 1
 	doc = ab_json(f)
 	assert doc['problems'] == ['x86_64: A (pristine) could not build (BUILD_FAILED)',
@@ -655,7 +655,7 @@ def test_ab_a_hang_is_reported_as_a_hang(abf, capsys):
 	f.ctl_write('a', 'x86_64', 'exec_rc', '1')
 	f.ctl_write('a', 'x86_64', 'list', 'autofs_protocol.autofs_test_negotiate\n')
 	f.ctl_write('b', 'x86_64', 'console', read_data('console_pass.log'))
-	assert ab.main(f.ab_args('--arch', 'x86_64')) == 0
+	assert ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'x86_64'))) == 0
 	[x] = ab_json(f)['arches']
 	assert x['a']['status'] == 'TIMEOUT'
 	got = {c['case']: (c['a'], c['b'], c['label']) for c in x['cases']}
@@ -671,7 +671,7 @@ def test_ab_b_side_that_cannot_build(abf, capsys):
 	f = abf
 	f.ctl_write('a', 'x86_64', 'console', ktap_console(ALPHA))
 	f.ctl_write('b', 'x86_64', 'build_rc', '2')
-	assert ab.main(f.ab_args('--arch', 'x86_64')) == 1
+	assert ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'x86_64'))) == 1
 	doc = ab_json(f)
 	assert doc['problems'] == ['x86_64: B (series) could not build (BUILD_FAILED)']
 	# Every case A passed is missing on B: regressed.
@@ -685,8 +685,8 @@ def test_ab_drops_what_kunit_build_refuses_on_the_pristine_tree(abf, capsys):
 	f.ctl_write('a', 'x86_64', 'refuse', 'AUTOFS_FS\n')
 	f.ctl_write('a', 'x86_64', 'console', ktap_console(ALPHA))
 	f.ctl_write('b', 'x86_64', 'console', ktap_console(ALPHA))
-	rc = ab.main(f.ab_args('--arch', 'x86_64', '--kconfig-add', 'CONFIG_AUTOFS_PROTOCOL_KUNIT_TEST=y',
-			       '--kconfig-add', 'CONFIG_DEBUG_KERNEL=y'))
+	rc = ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'x86_64', '--kconfig-add', 'CONFIG_AUTOFS_PROTOCOL_KUNIT_TEST=y',
+			       '--kconfig-add', 'CONFIG_DEBUG_KERNEL=y')))
 	assert rc == 0
 	first, second = f.side_calls('a', 'build')
 	assert 'CONFIG_AUTOFS_FS=y' in first['entries']
@@ -717,7 +717,7 @@ def test_ab_a_config_failure_without_missing_options_is_not_retried(abf):
 	f.ctl_write('a', 'x86_64', 'build', read_data('build_config_conflict.log'))
 	f.ctl_write('a', 'x86_64', 'build_rc', '1')
 	f.ctl_write('b', 'x86_64', 'console', ktap_console(ALPHA))
-	assert ab.main(f.ab_args('--arch', 'x86_64')) == 1
+	assert ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'x86_64'))) == 1
 	assert ab_json(f)['problems'] == ['x86_64: A (pristine) could not build (CONFIG_FAILED)']
 	assert len(f.side_calls('a', 'build')) == 1
 
@@ -726,7 +726,7 @@ def test_ab_an_option_neither_tree_has_is_b_s_config_failure(abf):
 	f = abf
 	f.ctl_write('a', 'x86_64', 'console', ktap_console(ALPHA))
 	(f.repo / 'kunit' / 'arch' / 'x86_64.config').write_text('CONFIG_NOT_ANYWHERE=y\n')
-	assert ab.main(f.ab_args('--arch', 'x86_64')) == 1
+	assert ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'x86_64'))) == 1
 	doc = ab_json(f)
 	assert doc['problems'] == ['x86_64: B (series) could not build (CONFIG_FAILED)']
 	[x] = doc['arches']
@@ -742,7 +742,7 @@ def test_ab_cases_that_cannot_be_compared_fail_the_run(abf, monkeypatch, capsys)
 	def broken(*a, **kw):
 		raise ValueError('unreadable console')
 	monkeypatch.setattr(baseline, 'load_results', broken)
-	assert ab.main(f.ab_args('--arch', 'x86_64')) == 1
+	assert ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'x86_64'))) == 1
 	assert ab_json(f)['problems'] == [
 		'x86_64: cases not compared: ValueError: unreadable console']
 
@@ -755,7 +755,7 @@ def test_ab_skipped_profile_arch(abf, capsys):
 	(f.tree / 'lib' / 'Kconfig.kasan').write_text('config KASAN\n\tbool\n')
 	git(f.tree, 'add', '-f', 'lib/Kconfig.kasan')
 	commit(f.tree, 'kasan in the series tree only\n')
-	rc = ab.main(f.ab_args('--arch', 'i386,x86_64', '--profile', 'kasan'))
+	rc = ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'i386,x86_64', '--profile', 'kasan')))
 	out = capsys.readouterr().out
 	doc = ab_json(f)
 	assert [x['a']['status'] for x in doc['arches']] == ['SKIPPED_PROFILE', 'PASS']
@@ -787,7 +787,7 @@ def test_ab_on_a_tree_without_the_pristine_ref_is_a_usage_error(abf, capsys):
 	f = abf
 	git(f.tree, 'update-ref', '-d', tree.PRISTINE_REF)
 	with pytest.raises(UserError, match='no refs/bkl-kunit/pristine'):
-		ab.main(f.ab_args('--arch', 'x86_64'))
+		ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'x86_64')))
 	assert f.calls() == []
 
 
@@ -839,7 +839,7 @@ def test_ab_runs_its_arches_as_run_does_with_parallel(abf, monkeypatch):
 		calls.append((list(arches), workers, options.jobs))
 		return real(arches, workers, options, ktree, one)
 	monkeypatch.setattr(runner, 'run_concurrently', spy)
-	ab.main(f.ab_args('--arch', 'x86_64,arm', '--parallel', '2'))
+	ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'x86_64,arm', '--parallel', '2')))
 	assert calls == [(['x86_64', 'arm'], 2, 3)]
 	doc = ab_json(f)
 	assert [x['arch'] for x in doc['arches']] == ['x86_64', 'arm']
@@ -856,7 +856,7 @@ def test_ab_sides_are_written_and_read_by_run_s_code(abf, monkeypatch, capsys):
 	f = abf
 	for arch in ('x86_64', 'arm'):
 		f.ctl_write('b', arch, 'console', ktap_console(ALPHA))
-	assert runner.main(f.args('--arch', 'x86_64,arm', '--no-ccache')) == 0
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64,arm', '--no-ccache'))) == 0
 	run_summary = json.loads((f.results / 'summary.json').read_text())
 	run_verdict = json.loads((f.results / 'x86_64' / 'verdict.json').read_text())
 	f.results = f.results.parent / 'ab-results'
@@ -869,7 +869,7 @@ def test_ab_sides_are_written_and_read_by_run_s_code(abf, monkeypatch, capsys):
 		reads.append(rdir.name)
 		return real(rdir, *a, **kw)
 	monkeypatch.setattr(rundir, 'load_run', spy)
-	assert ab.main(f.ab_args('--arch', 'x86_64,arm')) == 0
+	assert ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'x86_64,arm'))) == 0
 	assert sorted(reads) == ['a', 'b']              # once per side
 	for side in 'ab':
 		s = json.loads((f.results / side / 'summary.json').read_text())
@@ -897,7 +897,7 @@ def test_ab_side_whose_reports_fail_still_labels(abf, monkeypatch, capsys):
 	def broken(*a, **kw):
 		raise OSError('disk full')
 	monkeypatch.setattr(export, 'write_reports', broken)
-	assert ab.main(f.ab_args('--arch', 'x86_64')) == 0
+	assert ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'x86_64'))) == 0
 	err = capsys.readouterr().err
 	assert 'a/: reports not written: OSError: disk full' in err
 	assert 'b/: reports not written: OSError: disk full' in err

@@ -15,7 +15,7 @@ from bklkunit.base import deps
 from bklkunit.base.errors import UserError
 from bklkunit.results import rundir
 from bklkunit.results.export import kcidb
-from bklkunit.run import runner
+from bklkunit.run import plan, runner
 from test_baseline import ALPHA, ktap_console, write_results
 from test_run import fake, main_env  # noqa: F401  (fixtures)
 
@@ -115,7 +115,7 @@ def test_latest_moves_only_once_the_run_has_its_summary(watched, monkeypatch):
 	monkeypatch.setattr(runner, 'run_arch', spy)
 	args = cli.build_parser().parse_args(['run', '--cache-dir', str(f.cache), '--no-install',
 					      '--arch', 'x86_64', '--no-ccache'])
-	assert runner.main(args) == 0
+	assert runner.main(plan.RunRequest.from_args(args)) == 0
 	assert seen == [False]
 	latest = f.cache / 'results' / 'latest'
 	assert (latest / 'summary.json').is_file()

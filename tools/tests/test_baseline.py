@@ -496,7 +496,7 @@ def stage_crash(f, gamma: str = 'ok', delta: str = 'ok') -> None:
 def test_crash_reruns_the_suites_it_cut_off(rf, capsys):
 	f = rf
 	stage_crash(f, delta='not ok')
-	rc = runner.main(f.args('--arch', 'x86_64', '--no-ccache', '--suite-timeout', '45'))
+	rc = runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache', '--suite-timeout', '45')))
 	assert rc == 1
 	execs = f.calls('exec')
 	assert [(c['glob'], c['list']) for c in execs] == [
@@ -535,7 +535,7 @@ def test_crash_rerun_keeps_going_past_a_second_crash(rf):
 	f.ctl_write('arm', 'list', LISTED)
 	f.ctl_write('arm', 'console@gamma', ktap_console(('gamma', [('x', None)])))
 	f.ctl_write('arm', 'console@delta', ktap_console(('delta', [('y', 'ok')])))
-	runner.main(f.args('--arch', 'arm', '--no-ccache'))
+	runner.main(plan.RunRequest.from_args(f.args('--arch', 'arm', '--no-ccache')))
 	v = verdict(f, 'arm')
 	assert [b['status'] for b in v['boots'][1:]] == ['CRASH', 'PASS']
 	assert all('--timeout=120' in c['argv'] for c in f.calls('exec')[1:])
@@ -552,7 +552,7 @@ def test_a_crash_rerun_boot_that_never_ends_is_a_crash(rf, monkeypatch):
 	deadline_after(monkeypatch, 1, '[CRASHED]')      # once it has written it all
 	stage_crash(f)
 	f.ctl_write('x86_64', 'hang@gamma', '')
-	assert runner.main(f.args('--arch', 'x86_64', '--no-ccache', '--suite-timeout', '1')) == 1
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache', '--suite-timeout', '1'))) == 1
 	v = verdict(f, 'x86_64')
 	assert v['status'] == 'CRASH'
 	gamma, delta = v['boots'][1:]
@@ -578,8 +578,8 @@ def test_a_rerun_that_never_ends_does_not_make_a_failure_flaky(rf, monkeypatch):
 	f.ctl_write('x86_64', 'console', FAILING)
 	f.ctl_write('x86_64', 'console@alpha.two', ktap_console(('alpha', [('two', 'ok')])))
 	f.ctl_write('x86_64', 'hang@alpha.two', '')
-	rc = runner.main(f.args('--arch', 'x86_64', '--no-ccache', '--rerun-failures', '1',
-			     '--suite-timeout', '1'))
+	rc = runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache', '--rerun-failures', '1',
+			     '--suite-timeout', '1')))
 	assert rc == 1
 	v = verdict(f, 'x86_64')
 	assert v['status'] == 'FAIL' and v['flaky'] == [] and v['failures'] == ['alpha.two: FAILURE']
@@ -592,14 +592,14 @@ def test_crash_rerun_applies_the_case_part_of_the_filter(rf):
 	f = rf
 	f.ctl_write('x86_64', 'console', CRASHING)
 	f.ctl_write('x86_64', 'list', 'beta.q\ngamma.q\n')
-	runner.main(f.args('--arch', 'x86_64', '--no-ccache', '*.q'))
+	runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache', '*.q')))
 	assert [c['glob'] for c in f.calls('exec')] == ['*.q', '*.q', 'gamma.q']
 
 
 def test_crash_rerun_when_nothing_is_listed(rf):
 	f = rf
 	f.ctl_write('x86_64', 'console', CRASHING)
-	runner.main(f.args('--arch', 'x86_64', '--no-ccache'))
+	runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache')))
 	assert [c['list'] for c in f.calls('exec')] == [False, True]
 	v = verdict(f, 'x86_64')
 	assert v['status'] == 'CRASH'
@@ -610,7 +610,7 @@ def test_crash_rerun_when_nothing_is_listed(rf):
 def test_crash_in_the_last_suite_needs_no_other_boot(rf):
 	f = rf
 	f.ctl_write('x86_64', 'console', ktap_console(ALPHA, ('beta', [('p', 'ok'), ('q', None)])))
-	runner.main(f.args('--arch', 'x86_64', '--no-ccache'))
+	runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache')))
 	assert len(f.calls('exec')) == 1
 	v = verdict(f, 'x86_64')
 	assert v['status'] == 'CRASH' and v['boots'] == []
@@ -620,7 +620,7 @@ def test_no_crash_rerun_and_no_ktap(rf):
 	f = rf
 	f.ctl_write('x86_64', 'console', CRASHING)
 	f.ctl_write('arm', 'console', 'Booting Linux\nKernel panic - not syncing: Fatal exception\n')
-	runner.main(f.args('--arch', 'x86_64,arm', '--no-ccache', '--no-crash-rerun'))
+	runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64,arm', '--no-ccache', '--no-crash-rerun')))
 	assert len(f.calls('exec', 'x86_64')) == 1
 	assert len(f.calls('exec', 'arm')) == 1         # no KTAP: nothing to continue after
 	assert verdict(f, 'x86_64')['status'] == 'CRASH'
@@ -635,7 +635,7 @@ def test_a_hang_is_continued_like_a_crash(rf):
 	f.ctl_write('arm64', 'exec@beta', 'done\n')
 	f.ctl_write('arm64', 'list', 'alpha.one\nalpha.two\nbeta.p\n')
 	f.ctl_write('arm64', 'console@beta', ktap_console(('beta', [('p', 'ok')])))
-	runner.main(f.args('--arch', 'arm64', '--no-ccache'))
+	runner.main(plan.RunRequest.from_args(f.args('--arch', 'arm64', '--no-ccache')))
 	v = verdict(f, 'arm64')
 	assert v['status'] == 'TIMEOUT'
 	assert [b['filter'] for b in v['boots']] == ['', 'beta']
@@ -651,7 +651,7 @@ def test_rerun_failures_off_by_default(rf):
 	f.ctl_write('x86_64', 'console', FAILING)
 	args = f.args('--arch', 'x86_64', '--no-ccache')
 	assert args.rerun_failures == 0 and args.suite_timeout == 120
-	runner.main(args)
+	runner.main(plan.RunRequest.from_args(args))
 	assert len(f.calls('exec')) == 1
 	v = verdict(f, 'x86_64')
 	assert v['status'] == 'FAIL' and v['flaky'] == [] and v['boots'] == []
@@ -662,7 +662,7 @@ def test_a_failure_that_passes_on_its_own_is_flaky(rf, capsys):
 	f.ctl_write('x86_64', 'console', FAILING)
 	f.ctl_write('x86_64', 'console@alpha.two.1', ktap_console(('alpha', [('two', 'not ok')])))
 	f.ctl_write('x86_64', 'console@alpha.two.2', ktap_console(('alpha', [('two', 'ok')])))
-	rc = runner.main(f.args('--arch', 'x86_64', '--no-ccache', '--rerun-failures', '3'))
+	rc = runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache', '--rerun-failures', '3')))
 	assert rc == 1                                   # a flaky test fails the run
 	assert [c['glob'] for c in f.calls('exec')] == ['', 'alpha.two', 'alpha.two']
 	v = verdict(f, 'x86_64')
@@ -695,7 +695,7 @@ def test_a_failure_that_keeps_failing_stays_a_failure(rf):
 		('alpha', [('one', 'not ok'), ('two', 'not ok'), ('three', 'ok')])))
 	f.ctl_write('x86_64', 'console@alpha.one', ktap_console(('alpha', [('one', 'not ok')])))
 	f.ctl_write('x86_64', 'console@alpha.two', ktap_console(('alpha', [('two', 'ok')])))
-	rc = runner.main(f.args('--arch', 'x86_64', '--no-ccache', '--rerun-failures', '2'))
+	rc = runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache', '--rerun-failures', '2')))
 	assert rc == 1
 	assert [c['glob'] for c in f.calls('exec')] == ['', 'alpha.one', 'alpha.one', 'alpha.two']
 	assert all('--timeout=120' in c['argv'] for c in f.calls('exec')[1:])
@@ -708,12 +708,12 @@ def test_a_failure_that_keeps_failing_stays_a_failure(rf):
 def test_flaky_and_compare(rf, tmp_path, capsys):
 	f = rf
 	f.ctl_write('x86_64', 'console', ktap_console(ALPHA))
-	assert runner.main(f.args('--arch', 'x86_64', '--no-ccache')) == 0
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache'))) == 0
 	bdir = tmp_path / 'bl'
 	baseline.write_baselines(f.results, f.tree, bdir)
 	f.ctl_write('x86_64', 'console', FAILING)
 	f.ctl_write('x86_64', 'console@alpha.two', ktap_console(('alpha', [('two', 'ok')])))
-	assert runner.main(f.args('--arch', 'x86_64', '--no-ccache', '--rerun-failures', '1')) == 1
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache', '--rerun-failures', '1'))) == 1
 	rc, [c], _ = baseline.compare(f.results, f.tree, bdir)
 	assert rc == 0                                    # flaky: not a regression
 	assert c.flaky == [('alpha.two', 'pass')] and c.new == [('beta.p', 'pass'), ('beta.q', 'pass')]
@@ -726,7 +726,7 @@ def test_config_hash_and_qemu_in_the_verdict(rf, monkeypatch):
 	f.ctl_write('arm', 'config', 'CONFIG_KUNIT=y\n')
 	f.ctl_write('arm', 'console', ktap_console(ALPHA))
 	f.ctl_write('arm64', 'build_rc', '1')
-	runner.main(f.args('--arch', 'arm,arm64', '--no-ccache'))
+	runner.main(plan.RunRequest.from_args(f.args('--arch', 'arm,arm64', '--no-ccache')))
 	v = verdict(f, 'arm')
 	assert v['config_hash'] == hashlib.sha256(b'CONFIG_KUNIT=y\n').hexdigest()
 	assert v['qemu'] == 'QEMU for arm'
@@ -741,7 +741,7 @@ def test_run_summary_has_the_cross_arch_divergence(rf, capsys):
 	f = rf
 	f.ctl_write('x86_64', 'console', ktap_console(ALPHA))
 	f.ctl_write('i386', 'console', FAILING)
-	rc = runner.main(f.args('--arch', 'x86_64,i386', '--no-ccache'))
+	rc = runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64,i386', '--no-ccache')))
 	assert rc == 1
 	div = summary(f)['divergence']
 	assert div['no_results'] == {}
@@ -756,7 +756,7 @@ def test_run_summary_has_the_cross_arch_divergence(rf, capsys):
 def test_one_arch_run_has_no_divergence(rf, capsys):
 	f = rf
 	f.ctl_write('x86_64', 'console', FAILING)
-	runner.main(f.args('--arch', 'x86_64', '--no-ccache'))
+	runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache')))
 	assert 'divergence' not in summary(f)
 	assert 'Cross-arch divergence' not in capsys.readouterr().out
 
@@ -766,28 +766,28 @@ def test_run_compare(rf, tmp_path, capsys):
 	bdir = tmp_path / 'bl'
 	bdir.mkdir()          # a --baseline-dir that does not exist is refused (issue #17)
 	f.ctl_write('x86_64', 'console', ktap_console(ALPHA))
-	assert runner.main(f.args('--arch', 'x86_64', '--no-ccache', '--compare',
-			       '--baseline-dir', str(bdir))) == 0
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache', '--compare',
+			       '--baseline-dir', str(bdir)))) == 0
 	assert 'x86_64: no baseline' in capsys.readouterr().out
 	baseline.write_baselines(f.results, f.tree, bdir)
-	assert runner.main(f.args('--arch', 'x86_64', '--no-ccache', '--compare',
-			       '--baseline-dir', str(bdir))) == 0
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache', '--compare',
+			       '--baseline-dir', str(bdir)))) == 0
 	assert 'compare: no regressions' in capsys.readouterr().out
 	f.ctl_write('x86_64', 'console', FAILING)
-	assert runner.main(f.args('--arch', 'x86_64', '--no-ccache', '--compare',
-			       '--baseline-dir', str(bdir))) == 1
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache', '--compare',
+			       '--baseline-dir', str(bdir)))) == 1
 	assert 'REGRESSION  alpha.two: pass -> fail' in capsys.readouterr().out
 
 
 def test_run_compare_default_baseline_dir(rf, tmp_path, monkeypatch, capsys):
 	f = rf
 	f.ctl_write('x86_64', 'console', ktap_console(ALPHA))
-	runner.main(f.args('--arch', 'x86_64', '--no-ccache'))
+	runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache')))
 	baseline.write_baselines(f.results, f.tree, paths.KUNIT_DIR / 'baselines')
 	assert (f.repo / 'kunit' / 'baselines' / 'x86_64.json').is_file()
 	f.ctl_write('x86_64', 'console', ktap_console(('alpha', [('one', 'ok'), ('two', 'ok'),
 								 ('three', None)])))
-	assert runner.main(f.args('--arch', 'x86_64', '--no-ccache', '--compare')) == 1
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache', '--compare'))) == 1
 	assert 'REGRESSION  alpha.three: pass -> crash' in capsys.readouterr().out
 
 
@@ -859,7 +859,7 @@ def test_config_hash_of_older_results_from_the_build_dir(tmp_path, parser_tree):
 def test_after_a_crash_every_file_counts_the_same_cases(rf):
 	f = rf
 	stage_crash(f, delta='not ok')
-	runner.main(f.args('--arch', 'x86_64', '--no-ccache'))
+	runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache')))
 	v = verdict(f, 'x86_64')
 	root = ET.parse(f.results / 'junit.xml').getroot()
 	suites = {ts.get('name') for ts in root.iter('testsuite')}

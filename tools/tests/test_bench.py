@@ -134,7 +134,7 @@ def verbs(calls):
 
 
 def test_rows_run_alternately_and_never_together(b, capsys):
-	rc = bench.main(b.args())
+	rc = bench.main(bench.BenchOptions.from_args(b.args()))
 	out = capsys.readouterr().out
 	assert rc == 0, out
 	calls = b.calls()
@@ -166,13 +166,13 @@ def test_rows_run_alternately_and_never_together(b, capsys):
 
 
 def test_ours_first(b):
-	assert bench.main(b.args('--ours-first', '--rows', 'cold,warm')) == 0
+	assert bench.main(bench.BenchOptions.from_args(b.args('--ours-first', '--rows', 'cold,warm'))) == 0
 	assert verbs(b.calls()) == ['build', 'exec', 'run', 'exec', 'run']
 	assert b.json()['order'] == 'ours first'
 
 
 def test_same_guest_gives_plain_our_qemu_args(b):
-	assert bench.main(b.args('--same-guest', '--rows', 'warm')) == 0
+	assert bench.main(bench.BenchOptions.from_args(b.args('--same-guest', '--rows', 'warm'))) == 0
 	[plain] = b.calls('run')
 	assert '--qemu_args=-smp 2' in plain['argv']
 	[ex] = b.calls('exec')
@@ -184,10 +184,10 @@ def test_same_guest_gives_plain_our_qemu_args(b):
 
 
 def test_dry_run_shows_the_same_guest(b, capsys):
-	assert bench.main(b.args('--dry-run', '--same-guest', '--rows', 'warm')) == 0
+	assert bench.main(bench.BenchOptions.from_args(b.args('--dry-run', '--same-guest', '--rows', 'warm'))) == 0
 	[plain] = [l for l in capsys.readouterr().out.splitlines() if l.startswith('plain: ')]
 	assert '--qemu_args=-smp 2' in plain and '--kernel_args=printk.time=1' in plain
-	assert bench.main(b.args('--dry-run', '--rows', 'warm')) == 0
+	assert bench.main(bench.BenchOptions.from_args(b.args('--dry-run', '--rows', 'warm'))) == 0
 	[plain] = [l for l in capsys.readouterr().out.splitlines() if l.startswith('plain: ')]
 	assert '--qemu_args' not in plain and '--kernel_args' not in plain
 
@@ -201,7 +201,7 @@ def test_cold_empties_only_under_cache_bench(b):
 	for p in inside + outside:
 		p.parent.mkdir(parents=True, exist_ok=True)
 		p.write_bytes(b'old')
-	assert bench.main(b.args('--rows', 'cold')) == 0
+	assert bench.main(bench.BenchOptions.from_args(b.args('--rows', 'cold'))) == 0
 	for p in inside:
 		assert not p.exists() or p.read_bytes() != b'old', p      # rebuilt, or gone
 	assert not (lay.ccache('plain') / 'a').exists() and not (lay.ccache('ours') / 'a').exists()
@@ -211,10 +211,10 @@ def test_cold_empties_only_under_cache_bench(b):
 
 
 def test_warm_does_not_empty(b):
-	assert bench.main(b.args('--rows', 'cold')) == 0
+	assert bench.main(bench.BenchOptions.from_args(b.args('--rows', 'cold'))) == 0
 	keep = b.lay.ccache('plain') / 'keep'
 	keep.write_text('x')
-	assert bench.main(b.args('--rows', 'warm')) == 0
+	assert bench.main(bench.BenchOptions.from_args(b.args('--rows', 'warm'))) == 0
 	assert keep.exists()
 
 
@@ -239,7 +239,7 @@ def test_empty_refuses_anything_else(tmp_path):
 
 
 def test_both_sides_build_the_same_edit_and_it_is_undone(b):
-	assert bench.main(b.args()) == 0
+	assert bench.main(bench.BenchOptions.from_args(b.args())) == 0
 	src_file = b.lay.src / EDIT
 	assert src_file.read_bytes() == ORIGINAL
 	assert (b.main / EDIT).read_bytes() == ORIGINAL          # the work tree: never touched
@@ -258,7 +258,7 @@ def test_both_sides_build_the_same_edit_and_it_is_undone(b):
 
 def test_edit_is_undone_when_the_row_fails(b, capsys):
 	(b.f.ctl / 'fail_edited').write_text('')
-	rc = bench.main(b.args())
+	rc = bench.main(bench.BenchOptions.from_args(b.args()))
 	assert rc == 1
 	assert (b.lay.src / EDIT).read_bytes() == ORIGINAL
 	doc = b.json()
@@ -273,17 +273,17 @@ def test_edit_is_undone_when_the_bench_is_interrupted(b, monkeypatch):
 		raise KeyboardInterrupt
 	monkeypatch.setattr(bench, 'run_ours', boom)
 	with pytest.raises(KeyboardInterrupt):
-		bench.main(b.args('--rows', 'edit'))
+		bench.main(bench.BenchOptions.from_args(b.args('--rows', 'edit')))
 	assert (b.lay.src / EDIT).read_bytes() == ORIGINAL
 	doc = b.json()                                  # written even so
 	assert doc['rows'] == [] and doc['edits'][0]['restored'] is True
 
 
 def test_a_leftover_edit_is_reset_by_the_next_bench(b):
-	assert bench.main(b.args('--rows', 'warm')) == 0
+	assert bench.main(bench.BenchOptions.from_args(b.args('--rows', 'warm'))) == 0
 	(b.lay.src / EDIT).write_bytes(ORIGINAL + b'int leftover;\n')     # a killed bench
 	(b.lay.src / 'stray.o').write_bytes(b'')
-	assert bench.main(b.args('--rows', 'warm')) == 0
+	assert bench.main(bench.BenchOptions.from_args(b.args('--rows', 'warm'))) == 0
 	assert (b.lay.src / EDIT).read_bytes() == ORIGINAL
 	assert not (b.lay.src / 'stray.o').exists()
 
@@ -310,7 +310,7 @@ def test_edited_restores_bytes_exactly(tmp_path):
 
 def test_edit_file_must_exist(b):
 	with pytest.raises(UserError, match='no such file'):
-		bench.main(b.args('--edit-file', 'fs/autofs/tests/nope.c'))
+		bench.main(bench.BenchOptions.from_args(b.args('--edit-file', 'fs/autofs/tests/nope.c')))
 
 
 def test_an_edit_is_not_a_comment():
@@ -410,7 +410,7 @@ def test_breakdown_lines():
 
 
 def test_json_output(b):
-	assert bench.main(b.args()) == 0
+	assert bench.main(bench.BenchOptions.from_args(b.args())) == 0
 	doc = b.json()
 	for key in ('date', 'host', 'head', 'source', 'profile', 'arches', 'ccache', 'limit_pct',
 		    'source_tree_seconds', 'commands', 'rows', 'goals', 'edits'):
@@ -445,7 +445,7 @@ def test_exit_status_flags_overhead(b, monkeypatch, capsys):
 		s.wall += 100.0
 		return s
 	monkeypatch.setattr(bench, 'run_ours', slow)
-	assert bench.main(b.args('--rows', 'warm', '--limit', '2')) == 1
+	assert bench.main(bench.BenchOptions.from_args(b.args('--rows', 'warm', '--limit', '2'))) == 1
 	assert b.json()['rows'][0]['flagged'] is True
 	assert 'Overhead above 2%: x86_64 warm' in capsys.readouterr().out
 
@@ -454,7 +454,7 @@ def test_exit_status_flags_overhead(b, monkeypatch, capsys):
 
 
 def test_dry_run_touches_nothing(b, capsys):
-	assert bench.main(b.args('--dry-run', '--arch', 'x86_64,arm')) == 0
+	assert bench.main(bench.BenchOptions.from_args(b.args('--dry-run', '--arch', 'x86_64,arm'))) == 0
 	out = capsys.readouterr().out
 	assert not b.lay.root.exists() and b.calls() == []
 	assert f'empty {b.lay.build("plain", "arm")}' in out
@@ -488,7 +488,7 @@ def test_profile_fragments_and_unsupported_arch(b, capsys):
 	assert '--kernel_args=kasan_multi_shot' in plain
 	assert '--kernel_args=printk.time=1' not in plain
 	with pytest.raises(UserError, match='no arch'):
-		bench.main(b.args('--profile', 'kasan', '--arch', 'i386'))
+		bench.main(bench.BenchOptions.from_args(b.args('--profile', 'kasan', '--arch', 'i386')))
 
 
 def test_parse_rows():

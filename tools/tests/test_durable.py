@@ -24,7 +24,7 @@ from bklkunit.base.errors import UserError
 from bklkunit.ci import merge
 from bklkunit.compare import baseline
 from bklkunit.results import rundir, seriesjob
-from bklkunit.run import clean, runner
+from bklkunit.run import clean, plan, runner
 from conftest import read_data
 from test_baseline import ALPHA, BETA, ktap_console, write_results
 from test_ab import abf  # noqa: F401  (fixture)
@@ -210,7 +210,7 @@ def interrupted(main_env, monkeypatch):
 		return real(ktree, arch, bdir, out, *a, **kw)
 	monkeypatch.setattr(runner, 'run_arch', run_arch)
 	with pytest.raises(KeyboardInterrupt):
-		runner.main(f.args('--arch', 'x86_64,arm,arm64', '--parallel', '1'))
+		runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64,arm,arm64', '--parallel', '1')))
 	assert not (f.results / 'summary.json').exists()
 	assert (f.results / rundir.PLAN).is_file() and (f.results / 'x86_64' / 'verdict.json').is_file()
 	return f
@@ -333,7 +333,7 @@ def test_a_status_the_tool_does_not_know_never_reads_as_a_pass(tmp_path, parser_
 def test_results_written_now_carry_their_format(main_env):
 	f = main_env
 	f.scenario('x86_64', console='console_pass.log')
-	assert runner.main(f.args('--arch', 'x86_64')) == 0
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64'))) == 0
 	for name in ('summary.json', 'run.json', 'x86_64/verdict.json'):
 		text = (f.results / name).read_text()
 		assert text.startswith('{\n "format": 1,\n'), name
@@ -481,7 +481,7 @@ def test_an_ab_stopped_between_arches_leaves_two_readable_sides(abf, monkeypatch
 		return real(ktree, arch, bdir, out, *a, **kw)
 	monkeypatch.setattr(runner, 'run_arch', run_arch)
 	with pytest.raises(KeyboardInterrupt):
-		ab.main(f.ab_args('--arch', 'x86_64,arm64', '--parallel', '1'))
+		ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'x86_64,arm64', '--parallel', '1')))
 	capsys.readouterr()
 	for side, arm64 in (('a', 'NOT_RUN'), ('b', 'ERROR')):
 		s = rundir.load_summary(f.results / side)

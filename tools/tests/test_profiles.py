@@ -132,7 +132,7 @@ def test_kunitconfigs_with_a_profile(fake):
 def test_default_profile_is_what_it_was(main_env):
 	f = main_env
 	f.scenario('x86_64', console='console_pass.log')
-	assert runner.main(f.args('--arch', 'x86_64', '--no-ccache')) == 0
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache'))) == 0
 	[b] = f.calls('build')
 	bdir = f.cache / 'build' / 'debian' / 'x86_64'
 	assert f'--build_dir={bdir}' in b['argv']
@@ -153,7 +153,7 @@ def test_kasan_profile_skips_i386(with_profiles, capsys):
 	f = with_profiles
 	f.scenario('x86_64', console='console_pass.log')
 	f.scenario('i386', console='console_pass.log')
-	rc = runner.main(f.args('--arch', 'x86_64,i386', '--no-ccache', '--profile', 'kasan'))
+	rc = runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64,i386', '--no-ccache', '--profile', 'kasan')))
 	assert rc == 0                               # a skipped arch is not a failure
 	assert f.calls(arch='i386') == []            # ... nor is it built or booted
 	[b] = f.calls('build', 'x86_64')
@@ -179,8 +179,8 @@ def test_kasan_profile_skips_i386(with_profiles, capsys):
 def test_kcsan_profile_two_cpus_and_no_arm(with_profiles):
 	f = with_profiles
 	f.scenario('arm64', console='console_fail.log', exec_rc=1)
-	rc = runner.main(f.args('--arch', 'arm,arm64', '--no-ccache', '--profile', 'kcsan',
-			     '--qemu-args', '-m 512'))
+	rc = runner.main(plan.RunRequest.from_args(f.args('--arch', 'arm,arm64', '--no-ccache', '--profile', 'kcsan',
+			     '--qemu-args', '-m 512')))
 	assert rc == 1                                # arm64 failed; arm does not hide it
 	[e] = f.calls('exec', 'arm64')
 	qemu = [a for a in e['argv'] if a.startswith('--qemu_args')]
@@ -191,14 +191,14 @@ def test_kcsan_profile_two_cpus_and_no_arm(with_profiles):
 
 def test_every_arch_skipped_is_exit_0(with_profiles):
 	f = with_profiles
-	assert runner.main(f.args('--arch', 'i386', '--no-ccache', '--profile', 'kcsan')) == 0
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'i386', '--no-ccache', '--profile', 'kcsan'))) == 0
 	assert f.calls() == []
 
 
 def test_a_missing_fragment_is_a_user_error(main_env):
 	from bklkunit.base.errors import UserError
 	with pytest.raises(UserError, match='kasan.config'):
-		runner.main(main_env.args('--arch', 'x86_64', '--profile', 'kasan'))
+		runner.main(plan.RunRequest.from_args(main_env.args('--arch', 'x86_64', '--profile', 'kasan')))
 
 
 # --------------------------------------------- reports and baselines of a profile

@@ -10,7 +10,7 @@ import pytest
 
 from bklkunit.results import export, kernel_reports, model
 from bklkunit.results.cases import parse_console, read_console
-from bklkunit.run import runner
+from bklkunit.run import plan, runner
 from conftest import read_data
 from test_report import make_rdir, schema, validate  # noqa: F401  (schema: a fixture)
 from test_run import fake, main_env  # noqa: F401  (fixtures)
@@ -229,7 +229,7 @@ def test_a_clean_console_is_untouched(fake):
 def test_main_records_reports_and_fails(main_env, capsys):
 	f = main_env
 	f.scenario('x86_64', console=KASAN)
-	rc = runner.main(f.args('--arch', 'x86_64', '--no-ccache'))
+	rc = runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache')))
 	assert rc == 1
 	s = json.loads((f.results / 'summary.json').read_text())
 	[a] = s['arches']

@@ -431,7 +431,7 @@ def test_main_build_failure_does_not_stop_the_next_arch(main_env, capsys):
 	f = main_env
 	f.scenario('x86_64', build='build_compile_error.log', build_rc=1)
 	f.scenario('arm64', console='console_pass.log')
-	rc = runner.main(f.args('--arch', 'x86_64,arm64', '--no-ccache'))
+	rc = runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64,arm64', '--no-ccache')))
 	assert rc == 1
 	assert f.calls('exec', 'x86_64') == []
 	assert len(f.calls('exec', 'arm64')) == 1
@@ -461,7 +461,7 @@ def test_main_all_pass(main_env, capsys):
 	# The stub is told per kunit.py --arch (s390, powerpc, riscv: the tree's names).
 	for a in paths.QEMU_ARCHES:
 		f.scenario(paths.ARCHES[a].kernel_arch, console='console_pass.log')
-	rc = runner.main(f.args('--arch=all', '--no-ccache', 'autofs_*'))
+	rc = runner.main(plan.RunRequest.from_args(f.args('--arch=all', '--no-ccache', 'autofs_*')))
 	assert rc == 0
 	s = summary(f)
 	assert [a['arch'] for a in s['arches']] == paths.QEMU_ARCHES
@@ -479,7 +479,7 @@ def test_main_crash_returns_1(main_env, capsys):
 	f = main_env
 	f.scenario('x86_64', console='console_pass.log')
 	f.scenario('i386', console='console_panic.log', exec_rc=1)
-	rc = runner.main(f.args('--arch', 'x86_64,i386', '--no-ccache'))
+	rc = runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64,i386', '--no-ccache')))
 	assert rc == 1
 	s = summary(f)
 	assert [(a['arch'], a['status']) for a in s['arches']] == [('x86_64', 'PASS'), ('i386', 'CRASH')]
@@ -496,7 +496,7 @@ def test_main_unexpected_error_in_one_arch_is_recorded(main_env, monkeypatch):
 			raise OSError('disk full')
 		return real(ktree, arch, *a)
 	monkeypatch.setattr(runner, 'run_arch', flaky)
-	rc = runner.main(f.args('--arch', 'arm,arm64', '--no-ccache'))
+	rc = runner.main(plan.RunRequest.from_args(f.args('--arch', 'arm,arm64', '--no-ccache')))
 	assert rc == 1
 	s = summary(f)
 	assert s['arches'][0]['status'] == 'ERROR' and 'disk full' in s['arches'][0]['reason']
@@ -505,7 +505,7 @@ def test_main_unexpected_error_in_one_arch_is_recorded(main_env, monkeypatch):
 
 def test_main_unknown_arch_is_a_user_error(main_env):
 	with pytest.raises(UserError, match='unknown arch'):
-		runner.main(main_env.args('--arch', 'sparc'))
+		runner.main(plan.RunRequest.from_args(main_env.args('--arch', 'sparc')))
 	assert main_env.ensured == []
 
 
@@ -636,10 +636,10 @@ def test_no_disks_are_attached(fake):
 def test_main_makes_no_fixture_images(main_env):
 	f = main_env
 	f.scenario('x86_64', console='console_pass.log')
-	assert runner.main(f.args('--arch', 'x86_64', '--no-ccache')) == 0
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache'))) == 0
 	# --no-fixtures is still accepted, and changes nothing
 	f.scenario('x86_64', console='console_pass.log')
-	assert runner.main(f.args('--arch', 'x86_64', '--no-ccache', '--no-fixtures')) == 0
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache', '--no-fixtures'))) == 0
 	assert f.fixture_builds == []
 
 
@@ -658,8 +658,8 @@ def test_main_build_dir_and_ccache_dir(main_env, tmp_path):
 	f = main_env
 	f.scenario('arm64', console='console_pass.log')
 	bd, cd = tmp_path / 'bench' / 'ours', tmp_path / 'bench' / 'ccache' / 'ours'
-	assert runner.main(f.args('--arch', 'arm64', '--build-dir', str(bd),
-			       '--ccache-dir', str(cd))) == 0
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'arm64', '--build-dir', str(bd),
+			       '--ccache-dir', str(cd)))) == 0
 	[build] = f.calls('build')
 	assert f'--build_dir={bd / "arm64"}' in build['argv']
 	assert build['ccache_dir'] == str(cd)
@@ -670,7 +670,7 @@ def test_main_build_dir_and_ccache_dir(main_env, tmp_path):
 def test_main_records_where_its_time_went(main_env):
 	f = main_env
 	f.scenario('x86_64', console='console_pass.log')
-	assert runner.main(f.args('--arch', 'x86_64')) == 0
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64'))) == 0
 	s = summary(f)
 	t = s['timings']
 	assert set(t) == {'deps', 'tree', 'divergence', 'reports', 'total'}
@@ -711,8 +711,8 @@ def test_main_parallel_runs_arches_at_once_with_their_share_of_jobs(main_env, ca
 	mp = pytest.MonkeyPatch()
 	mp.setattr(runner, 'run_arch', run_arch)
 	try:
-		rc = runner.main(f.args('--arch', 'x86_64,arm64', '--no-ccache', '--parallel', '2',
-				     '--jobs', '4'))
+		rc = runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64,arm64', '--no-ccache', '--parallel', '2',
+				     '--jobs', '4')))
 	finally:
 		mp.undo()
 	assert rc == 0
@@ -813,7 +813,7 @@ def test_main_writes_summary_once_and_reads_each_console_once(main_env, monkeypa
 		return real_load(*a, **kw)
 	monkeypatch.setattr(atomic, 'write_text', write_text)
 	monkeypatch.setattr(runner.rundir, 'load_run', load_run)
-	assert runner.main(f.args('--arch', 'x86_64,arm')) == 1
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64,arm'))) == 1
 	assert len(writes) == 1 and len(loads) == 1
 	s = summary(f)
 	assert 'divergence' in s and 'timings' in s
@@ -881,7 +881,7 @@ def test_main_a_kunit_py_exec_that_never_ends_is_reported_as_a_crash(main_env, m
 	deadline_after(monkeypatch, 1, '[CRASHED]')      # once it has written it all
 	f.scenario('x86_64', console='console_pass.log')
 	(f.ctl / 'x86_64.exec_hang').write_text('')
-	assert runner.main(f.args('--arch', 'x86_64', '--no-ccache', '--timeout', '1')) == 1
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache', '--timeout', '1'))) == 1
 	out = capsys.readouterr().out
 	assert f'x86_64: CRASH: {killed(1)}' in out and '0 arch(es) passed, 1 failed: x86_64' in out
 	assert len(f.calls('exec')) == 1          # nothing was cut off: no boot after it

@@ -64,7 +64,7 @@ def test_every_boot_of_a_run_has_printk_times(rf):
 	f = rf
 	stage_crash(f, gamma='not ok')
 	f.ctl_write('x86_64', 'console@gamma.x', ktap_console(('gamma', [('x', 'ok')])))
-	runner.main(f.args('--arch', 'x86_64', '--no-ccache', '--rerun-failures', '1'))
+	runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache', '--rerun-failures', '1')))
 	v = json.loads((f.results / 'x86_64' / 'verdict.json').read_text())
 	assert [(b['purpose'], b['filter']) for b in v['boots']] == [
 		('list', ''), ('continue', 'gamma'), ('continue', 'delta'), ('rerun', 'beta.q'),
@@ -163,7 +163,7 @@ def test_run_records_when_it_built_and_booted(rf):
 	f = rf
 	stage_crash(f)
 	before = datetime.now(timezone.utc)
-	runner.main(f.args('--arch', 'x86_64', '--no-ccache'))
+	runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache')))
 	after = datetime.now(timezone.utc)
 	s = json.loads((f.results / 'summary.json').read_text())
 	v = json.loads((f.results / 'x86_64' / 'verdict.json').read_text())

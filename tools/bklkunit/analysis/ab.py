@@ -514,14 +514,25 @@ def _run_side(fn: Callable[[], Any], arch: str, profile: str) -> Any:
 				      profile=profile)
 
 
-def main(args: argparse.Namespace) -> int:
-	"""`ab`: its command line read once, run's part by RunRequest.from_args."""
-	req = RunRequest.from_args(args)
+@dataclass(frozen=True)
+class AbRequest:
+	"""`ab`'s command line, read once: run's part and --a-side."""
+	run: RunRequest
+	a_side: str = 'tests'
+
+	@classmethod
+	def from_args(cls, args: argparse.Namespace) -> 'AbRequest':
+		return cls(RunRequest.from_args(args), vars(args).get('a_side') or 'tests')
+
+
+def main(request: AbRequest) -> int:
+	"""`ab` (cli.py reads its command line into request)."""
+	req = request.run
 	runner.check_arguments(req)
 	held = contextlib.ExitStack()
 	with paths.locked(req.cache / 'pristine' / 'ab.lock', 'the pristine tree of kunit.py ab'):
 		try:
-			return _main(req, args.a_side, held)
+			return _main(req, request.a_side, held)
 		finally:
 			held.close()
 

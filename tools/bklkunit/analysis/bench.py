@@ -587,12 +587,8 @@ def parse_rows(spec: str) -> List[str]:
 # -------------------------------------------------------------------- main
 
 
-def main(args: argparse.Namespace) -> int:
-	"""`bench`: its command line read once (BenchOptions.from_args)."""
-	return _main(BenchOptions.from_args(args))
-
-
-def _main(o: BenchOptions) -> int:
+def main(o: BenchOptions) -> int:
+	"""`bench` (cli.py reads its command line into o)."""
 	try:
 		arches = paths.parse_arches(o.arch)
 	except ValueError as e:

@@ -552,7 +552,8 @@ def _mutate(o: MutateOptions, cache: Path, prep: tree.Prepared) -> int:
 			cases = case_outcomes(ktree, res, out)
 			doc['baseline'][sub] = {'status': res.status, 'reason': res.reason,
 						'passed': sum(c.status == PASS for c in cases.values()),
-						'cases': len(cases), 'build_seconds': round(res.build_seconds or 0.0, 1),
+						'cases': len(cases),
+						'build_seconds': round(res.build_seconds or 0.0, 1),
 						'run_seconds': round(res.run_seconds or 0.0, 1),
 						'results': f'baseline/{sub}/{o.arch}'}
 			if res.status in NOT_BUILT or not any(c.status == PASS for c in cases.values()):
@@ -583,7 +584,8 @@ def _mutate(o: MutateOptions, cache: Path, prep: tree.Prepared) -> int:
 				continue
 			rundir.write_verdict(out.parent, res)
 			r.arch_status, r.reason = res.status, res.reason
-			r.build_seconds, r.run_seconds = round(res.build_seconds or 0.0, 1), round(res.run_seconds or 0.0, 1)
+			r.build_seconds = round(res.build_seconds or 0.0, 1)
+			r.run_seconds = round(res.run_seconds or 0.0, 1)
 			verdict, r.killed_by = judge(base_cases[s.subsystem],
 						     case_outcomes(ktree, res, out), res.status, res.reason)
 			r.verdict = verdict

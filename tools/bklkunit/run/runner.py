@@ -569,18 +569,14 @@ def hold_tree(held: contextlib.ExitStack, req: RunRequest, ktree: Path,
 		tree.refuse_mutated(ktree)
 
 
-def main(args: argparse.Namespace) -> int:
-	"""`run`: its command line read once (RunRequest.from_args); the
-	results directory is left in args.results_dir_used for `run --json`."""
-	req = RunRequest.from_args(args)
+def main(req: RunRequest, used: Optional[List[Path]] = None) -> int:
+	"""`run` (cli.py reads its command line into req).  used, when given,
+	gets the results directory as soon as it is made (`run --json`)."""
 	held = contextlib.ExitStack()
-	used: List[Path] = []
 	try:
-		return _main(req, held, used)
+		return _main(req, held, [] if used is None else used)
 	finally:
 		held.close()
-		if used:
-			args.results_dir_used = str(used[0])
 
 
 def _main(req: RunRequest, held: contextlib.ExitStack, used: List[Path]) -> int:
