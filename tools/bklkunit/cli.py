@@ -26,6 +26,7 @@ from .results.model import ArchResult
 from .run import clean, progress, runner
 from .run.plan import RunRequest
 from .series import checkseries, mail
+from .series.checkplan import SeriesOptions
 from .source import tree
 from .ufsimage import command
 
@@ -76,7 +77,8 @@ def cmd_prepare(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
 	if args.mail:
-		return mail.cmd(args)
+		return mail.cmd(paths.cache_dir(args.cache_dir), Path(args.mail).expanduser(),
+				verbose=getattr(args, 'verbose', False))
 	patches = tree.export(paths.cache_dir(args.cache_dir), force=args.force)
 	print(f'Exported {len(patches)} patches to {paths.PATCH_DIR}')
 	for p in patches:
@@ -93,7 +95,20 @@ def cmd_ab(args: argparse.Namespace) -> int:
 
 
 def cmd_check_series(args: argparse.Namespace) -> int:
-	return checkseries.main(args)
+	# Every option is checked, against the series, before anything is written.
+	opts = SeriesOptions.from_args(args, len(tree.read_series(paths.PATCH_DIR)))
+	return checkseries.main(opts, paths.cache_dir(args.cache_dir))
+
+
+def cmd_fixtures(args: argparse.Namespace) -> int:
+	return command.cmd(command.FixturesOptions.from_args(args))
+
+
+def cmd_mutate(args: argparse.Namespace) -> int:
+	cache = paths.cache_dir(args.cache_dir)
+	if getattr(args, 'report', None):
+		return mutate.report(Path(args.report).resolve())
+	return mutate.main(mutate.MutateOptions.from_args(args, cache), cache)
 
 
 def cmd_deps(args: argparse.Namespace) -> int:
@@ -240,13 +255,13 @@ def build_parser() -> argparse.ArgumentParser:
 			   'booted: killed, survived or did not build (docs/mutate.md)')
 	_common(p)
 	mutate.add_arguments(p)
-	p.set_defaults(func=lambda a: mutate.main(a))
+	p.set_defaults(func=cmd_mutate)
 
 	p = sub.add_parser('fixtures', help='make (or find) the UFS fixture images, list them, write or check '
 				   'the form the kernel carries')
 	_common(p)
 	command.add_arguments(p)
-	p.set_defaults(func=command.cmd)
+	p.set_defaults(func=cmd_fixtures)
 
 	p = sub.add_parser('check-series', help='apply, checkpatch and build each patch')
 	_common(p)
@@ -256,7 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
 	p = sub.add_parser('test', help='pytest, series checks and KUnit on the CI arches')
 	_common(p)
 	gate.add_arguments(p)
-	p.set_defaults(func=lambda a: gate.main(a))
+	p.set_defaults(func=lambda a: gate.main(gate.GateOptions.from_args(a)))
 
 	p = sub.add_parser('deps', help='install the Debian packages the arches need')
 	_common(p)
@@ -281,27 +296,27 @@ def build_parser() -> argparse.ArgumentParser:
 			   'kunit/baselines/<arch>.json')
 	_common(p)
 	baseline.add_arguments(p, 'baseline')
-	p.set_defaults(func=baseline.cmd_baseline)
+	p.set_defaults(func=lambda a: baseline.cmd_baseline(baseline.BaselineOptions.from_args(a)))
 
 	p = sub.add_parser('compare', help='regressions, fixes, new and flaky cases of a run '
 			   'against the baselines; exit 1 only on a regression')
 	_common(p)
 	baseline.add_arguments(p, 'compare')
 	_json_option(p)
-	p.set_defaults(func=baseline.cmd_compare)
+	p.set_defaults(func=lambda a: baseline.cmd_compare(baseline.BaselineOptions.from_args(a)))
 
 	p = sub.add_parser('merge', help='the results directories of many jobs (run, check-series; '
 			   'other machines too) as one: summary, JUnit, KCIDB and page; refuses jobs '
 			   'of different trees or series')
 	_common(p)
 	merge.add_arguments(p)
-	p.set_defaults(func=merge.cmd)
+	p.set_defaults(func=lambda a: merge.cmd(merge.MergeOptions.from_args(a)))
 
 	p = sub.add_parser('ci-config', help='write the GitLab CI pipeline (.gitlab-ci.yml) from the '
 			   'tool\'s arches, profiles and series (docs/ci.md)')
 	_common(p)
 	pipeline.add_arguments(p)
-	p.set_defaults(func=pipeline.cmd)
+	p.set_defaults(func=lambda a: pipeline.cmd(pipeline.Pipeline.from_args(a), a.check, a.output))
 
 	p = sub.add_parser('clean', help='remove build directories and results')
 	_common(p)

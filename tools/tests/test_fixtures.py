@@ -913,7 +913,7 @@ def test_the_verb(tmp_path, capsys):
 			      '--check-c', str(tmp_path / 'f.c')])
 	assert rc == 1 and 'differs from the images' in capsys.readouterr().out
 	args = cli.build_parser().parse_args(['fixtures', '--rebuild', '--no-install'])
-	assert args.func is command.cmd and args.rebuild and args.no_install
+	assert args.func is cli.cmd_fixtures and args.rebuild and args.no_install
 
 
 def test_verify_catches_a_changed_byte(image_set):

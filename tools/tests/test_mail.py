@@ -483,7 +483,7 @@ def test_check_series_runs_the_mail_check(monkeypatch, capsys):
 	monkeypatch.setattr(mail, 'check', fake_check)
 	args = argparse.Namespace(checks='mail', cache_dir=None, no_install=True,
 				  go7007_arch='all', verbose=False)
-	assert checkseries.main(args) == 1
+	assert cli.cmd_check_series(args) == 1
 	assert len(calls) == 1
 	assert capsys.readouterr().out.splitlines()[-1] == '1 passed, 1 failed'
 	assert 'mail' in checkplan.ALL_CHECKS

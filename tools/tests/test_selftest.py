@@ -51,7 +51,7 @@ def test_the_tree_is_prepared_before_pytest_reads_its_parser(tmp_path, monkeypat
 				   'pytest': (0, '7 passed in 1.0s\n'),
 				   'check-series': (0, '3 passed, 0 failed\n'),
 				   'run': (0, '')})
-	assert gate.main(_args(tmp_path)) == 0
+	assert gate.main(gate.GateOptions.from_args(_args(tmp_path))) == 0
 	# pytest, then the KUnit run at a lower priority, beside check-series
 	assert seen == ['prepare', 'pytest', f'run (nice {gate.RUN_NICE})', 'check-series']
 	assert capsys.readouterr().out.splitlines()[-1] == '15 passed, 0 failed'
@@ -62,7 +62,7 @@ def test_a_failed_prepare_and_a_crashed_arch_are_failures(tmp_path, monkeypatch,
 			    'pytest': (1, '5 passed, 2 errors in 1.0s\n'),
 			    'check-series': (0, '3 passed, 0 failed\n'),
 			    'run': (1, '')})
-	assert gate.main(_args(tmp_path)) == 1
+	assert gate.main(gate.GateOptions.from_args(_args(tmp_path))) == 1
 	out = capsys.readouterr().out.splitlines()
 	# prepare 1 + pytest 2 errors + the crash with no case to blame 1
 	assert out[-1] == '13 passed, 4 failed'
@@ -71,7 +71,7 @@ def test_a_failed_prepare_and_a_crashed_arch_are_failures(tmp_path, monkeypatch,
 
 def test_skip_leaves_steps_out_but_never_prepare(tmp_path, monkeypatch, capsys):
 	seen = _fake(monkeypatch, {'prepare': (0, ''), 'pytest': (0, '1 passed\n')})
-	assert gate.main(_args(tmp_path, skip='series,kunit')) == 0
+	assert gate.main(gate.GateOptions.from_args(_args(tmp_path, skip='series,kunit'))) == 0
 	assert seen == ['prepare', 'pytest']
 	assert capsys.readouterr().out.splitlines()[-1] == '1 passed, 0 failed'
 
@@ -161,7 +161,7 @@ def test_check_series_is_the_lean_one_without_boots(tmp_path, monkeypatch):
 		cmds.append(cmd)
 		return real(cmd, log, echo, nice)
 	monkeypatch.setattr(gate, '_run', run)
-	gate.main(_args(tmp_path, skip='pytest,kunit'))
+	gate.main(gate.GateOptions.from_args(_args(tmp_path, skip='pytest,kunit')))
 	series = [c for c in cmds if 'check-series' in c][0]
 	assert '--build-config=lean' in series
 	checks = [a for a in series if a.startswith('--checks=')][0][len('--checks='):].split(',')

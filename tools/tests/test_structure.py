@@ -3,9 +3,9 @@
 (LAYERS: no module imports a module above it, within a part or across
 parts), no import cycle, imports at the top of each module, no module
 reaching into another's _private names, kunit_parser touched only through
-results/kunit_tool.py, below the CLI typed options only (an argparse
-Namespace read once, by a verb's entry, into typed options), and
-docs/design.md naming every module."""
+results/kunit_tool.py, below the CLI typed options only (cli.py reads
+the argparse Namespace into each verb's typed options, by its from_args),
+and docs/design.md naming every module."""
 
 import ast
 import re
@@ -181,20 +181,11 @@ def test_only_kunit_tool_loads_kunit_parser():
 				     text), name
 
 
-# Below cli.py, only a from_args reads the command line (an argparse
-# Namespace) into typed options; cli.py passes those to the verb.  These verb
-# entries still read their own command line (cli.py passes it on as it is):
-# a verb moves off this list when cli.py builds its options.
-VERB_ENTRIES = {'ci.gate.main', 'ci.merge.cmd', 'ci.pipeline.cmd', 'compare.baseline.cmd_baseline',
-		'compare.baseline.cmd_compare', 'series.checkseries.main', 'series.mail.cmd',
-		'ufsimage.command.cmd', 'analysis.mutate.main'}
-
-
 def test_below_the_cli_typed_options_only():
 	"""Below cli.py a Namespace is taken only by the from_args that reads it
-	into typed options (or a verb entry of VERB_ENTRIES), never beside typed
-	options (a Union with it), and it goes nowhere but to a from_args
-	(runner.main, run_arch, Checker and the rest take the typed options)."""
+	into typed options, never beside typed options (a Union with it), and
+	goes nowhere but to a from_args: cli.py builds the options of every verb,
+	and runner.main, run_arch, Checker and the rest take them."""
 	bad = []
 	for name, p in _modules().items():
 		if name == 'cli':
@@ -211,7 +202,7 @@ def test_below_the_cli_typed_options_only():
 										   'Namespace'):
 					bad.append(f'{name}.{f.name}({a.arg}: {text}): a Namespace beside '
 						   'typed options')
-			if ns and f.name != 'from_args' and f'{name}.{f.name}' not in VERB_ENTRIES:
+			if ns and f.name != 'from_args':
 				bad.append(f'{name}.{f.name} takes a Namespace ({", ".join(ns)})')
 			for c in ast.walk(f):
 				if not isinstance(c, ast.Call):
@@ -222,9 +213,6 @@ def test_below_the_cli_typed_options_only():
 				if passed and not (callee.endswith('from_args') or callee in ('vars', 'getattr')):
 					bad.append(f'{name}.{f.name} passes its Namespace to {callee}')
 	assert not bad, bad
-	entries = {f'{n}.{f.name}' for n, p in _modules().items()
-		   for f in ast.walk(ast.parse(p.read_text())) if isinstance(f, ast.FunctionDef)}
-	assert VERB_ENTRIES <= entries, f'VERB_ENTRIES names what is gone: {VERB_ENTRIES - entries}'
 
 
 def test_the_design_doc_names_every_module():

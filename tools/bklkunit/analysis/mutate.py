@@ -458,11 +458,8 @@ def _tree_path(cache: Path) -> Path:
 	return tree.tree_path(cache, debver)
 
 
-def main(args: argparse.Namespace) -> int:
-	cache = paths.cache_dir(args.cache_dir)
-	if getattr(args, 'report', None):
-		return report(Path(args.report).resolve())
-	o = MutateOptions.from_args(args, cache)
+def main(o: MutateOptions, cache: Path) -> int:
+	"""`mutate` (cli.py reads its command line into o)."""
 	ktree = _tree_path(cache)
 	lock = tree.lock_path(ktree)
 	if journal_path(ktree).exists():

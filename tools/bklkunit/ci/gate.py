@@ -30,7 +30,8 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Callable, List, Optional, Tuple
+from dataclasses import dataclass
+from typing import Callable, FrozenSet, List, Optional, Tuple
 
 from ..base import deps, paths
 from ..base.errors import UserError
@@ -173,15 +174,29 @@ def counts_from(output: str) -> Tuple[int, int]:
 	return 0, 0
 
 
-def main(args: argparse.Namespace) -> int:
-	skip = {s.strip() for s in args.skip.split(',') if s.strip()}
-	cache = paths.cache_dir(args.cache_dir)
+@dataclass(frozen=True)
+class GateOptions:
+	"""`test`'s command line, read once (from_args)."""
+	skip: FrozenSet[str]
+	cache: Path
+	arch: str                    # the CI arches, as given
+	allow_install: bool = True   # not --no-install
+
+	@classmethod
+	def from_args(cls, args: argparse.Namespace) -> 'GateOptions':
+		return cls(frozenset(s.strip() for s in args.skip.split(',') if s.strip()),
+			   paths.cache_dir(args.cache_dir), args.arch, not args.no_install)
+
+
+def main(o: GateOptions) -> int:
+	"""`test` (cli.py reads its command line into o)."""
+	skip, cache = o.skip, o.cache
 	logdir = cache / 'test-logs' / time.strftime('%Y%m%d-%H%M%S')
 	logdir.mkdir(parents=True, exist_ok=True)
-	arches = paths.parse_arches(args.arch)
+	arches = paths.parse_arches(o.arch)
 	deps.ensure(deps.for_arches(arches + [BOOT_ARCH, 'arm64']) + deps.TEST_PACKAGES,
-		    allow_install=not args.no_install)
-	common = ['--cache-dir', str(cache)] + (['--no-install'] if args.no_install else [])
+		    allow_install=o.allow_install)
+	common = ['--cache-dir', str(cache)] + ([] if o.allow_install else ['--no-install'])
 	total_p = total_f = 0
 	steps = []
 

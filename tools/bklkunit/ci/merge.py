@@ -342,9 +342,27 @@ def merge(out: Path, dirs: Sequence[str], expect_spec: str = '', shards: Optiona
 	return summary, loaded[1], notes
 
 
-def cmd(args: argparse.Namespace) -> int:
-	summary, runs, notes = merge(Path(args.out), args.dirs, args.expect, args.expect_shards,
-				     args.tree, args.origin, paths.cache_dir(args.cache_dir))
+@dataclass(frozen=True)
+class MergeOptions:
+	"""`merge`'s command line, read once (from_args)."""
+	out: Path
+	dirs: Tuple[str, ...]
+	expect: str
+	expect_shards: Optional[str]
+	tree: Optional[str]
+	origin: str
+	cache: Path
+
+	@classmethod
+	def from_args(cls, args: argparse.Namespace) -> 'MergeOptions':
+		return cls(Path(args.out), tuple(args.dirs), args.expect, args.expect_shards,
+			   args.tree, args.origin, paths.cache_dir(args.cache_dir))
+
+
+def cmd(o: MergeOptions) -> int:
+	"""`merge` (cli.py reads its command line into o)."""
+	summary, runs, notes = merge(o.out, o.dirs, o.expect, o.expect_shards, o.tree, o.origin,
+				     o.cache)
 	for n in notes:
 		print(f'note: {n}', file=sys.stderr)
 	out = Path(summary['results_dir'])

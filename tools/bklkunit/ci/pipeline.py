@@ -24,7 +24,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..base import atomic, paths
 from ..base.errors import UserError
@@ -326,10 +326,10 @@ def options_of(pl: Pipeline) -> List[str]:
 	return out
 
 
-def cmd(args: argparse.Namespace) -> int:
-	pl = Pipeline.from_args(args)
+def cmd(pl: Pipeline, check: bool = False, output: Optional[str] = None) -> int:
+	"""`ci-config` (cli.py reads its command line: Pipeline.from_args, --check, -o)."""
 	text = render(pl, options_of(pl))
-	if args.check:
+	if check:
 		try:
 			have = FILE.read_text()
 		except OSError:
@@ -340,9 +340,9 @@ def cmd(args: argparse.Namespace) -> int:
 			return 1
 		print(f'{FILE}: up to date ({len(pl.jobs())} jobs)')
 		return 0
-	if args.output:
-		atomic.write_text(Path(args.output), text)
-		print(f'{args.output}: {len(pl.jobs())} jobs: {", ".join(pl.jobs())}')
+	if output:
+		atomic.write_text(Path(output), text)
+		print(f'{output}: {len(pl.jobs())} jobs: {", ".join(pl.jobs())}')
 	else:
 		print(text, end='')
 	return 0

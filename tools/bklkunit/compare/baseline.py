@@ -579,9 +579,8 @@ class BaselineOptions:
 			   arch=a.get('arch') or '', coverage_only=bool(a.get('coverage_only', False)))
 
 
-def cmd_baseline(args: argparse.Namespace) -> int:
-	"""`baseline`: its command line read once (BaselineOptions.from_args)."""
-	o = BaselineOptions.from_args(args)
+def cmd_baseline(o: BaselineOptions) -> int:
+	"""`baseline` (cli.py reads its command line into o)."""
 	rdir = o.rdir
 	summary = rundir.load_summary(rdir)
 	coverage_only = o.coverage_only
@@ -642,6 +641,6 @@ def compare_command(o: BaselineOptions) -> Tuple[int, List[Comparison], Path]:
 	return rc, comps, rdir
 
 
-def cmd_compare(args: argparse.Namespace) -> int:
-	"""`compare`: its command line read once (BaselineOptions.from_args)."""
-	return compare_command(BaselineOptions.from_args(args))[0]
+def cmd_compare(o: BaselineOptions) -> int:
+	"""`compare` (cli.py reads its command line into o)."""
+	return compare_command(o)[0]

@@ -820,10 +820,9 @@ def repository(cache: Path, allow_install: bool = True) -> None:
 		tree.prepare(cache, allow_install=allow_install, quiet=True, keep_local=True)
 
 
-def main(args: argparse.Namespace) -> int:
-	# Every option is checked before anything is written.
-	patches = tree.read_series(paths.PATCH_DIR)
-	opts = SeriesOptions.from_args(args, len(patches))
+def main(opts: SeriesOptions, cache: Path) -> int:
+	"""`check-series` (cli.py reads its command line into opts, checked
+	against the series before anything is written)."""
 	checks = opts.checks
 	if 'modules' in checks:
 		for arch in opts.build_arches:
@@ -831,7 +830,6 @@ def main(args: argparse.Namespace) -> int:
 				if not frag.is_file():
 					raise UserError(f'the modules check needs {frag}')
 				modulescheck.read_fragment(frag.read_text(), f'kunit/{frag.name}')
-	cache = paths.cache_dir(args.cache_dir)
 	if opts.results_dir:
 		paths.usable_dir(opts.results_dir, '--results-dir', probe=True)
 	arches = list(opts.build_arches)

@@ -15,7 +15,6 @@ where it includes the helpers' headers.  `check()` is check-series'
 docs/mail.md.
 """
 
-import argparse
 import configparser
 import re
 import shutil
@@ -833,11 +832,9 @@ def summary_lines(res: Result) -> List[str]:
 	return out
 
 
-def cmd(args: argparse.Namespace) -> int:
-	"""`kunit.py export --mail DIR`."""
-	cache = paths.cache_dir(args.cache_dir)
-	outdir = Path(args.mail).expanduser()
-	res = make_mail(cache, outdir, verbose=getattr(args, 'verbose', False))
+def cmd(cache: Path, outdir: Path, verbose: bool = False) -> int:
+	"""`kunit.py export --mail DIR` (outdir: DIR)."""
+	res = make_mail(cache, outdir, verbose=verbose)
 	print(f'Wrote {len(res.sets)} mail sets and {len(res.requests)} stable request(s) '
 	      f'to {outdir.resolve()} in {res.seconds:.0f} s')
 	for line in summary_lines(res):

@@ -5,6 +5,7 @@ and write the form the kernel suites carry (docs/fixtures.md)."""
 import argparse
 import sys
 from pathlib import Path
+from dataclasses import dataclass
 from typing import List, Optional
 
 from . import csource, fixtures
@@ -38,18 +39,39 @@ def _c_file(cache: Path, where: str) -> Path:
 	return Path(where)
 
 
-def cmd(args: argparse.Namespace) -> int:
-	cache = paths.cache_dir(args.cache_dir)
-	recipe = Path(args.recipe)
-	images = fixtures.build(cache, recipe, rebuild=args.rebuild,
-				allow_install=not args.no_install, log=print)
+@dataclass(frozen=True)
+class FixturesOptions:
+	"""The `fixtures` verb's command line, read once (from_args)."""
+	cache: Path
+	recipe: Path
+	rebuild: bool = False
+	allow_install: bool = True       # not --no-install
+	verify: bool = False
+	list: bool = False
+	emit_c: Optional[str] = None
+	check_c: Optional[str] = None
+	prune: bool = False
+
+	@classmethod
+	def from_args(cls, args: argparse.Namespace) -> 'FixturesOptions':
+		return cls(paths.cache_dir(args.cache_dir), Path(args.recipe), rebuild=args.rebuild,
+			   allow_install=not args.no_install, verify=args.verify, list=args.list,
+			   emit_c=args.emit_c, check_c=args.check_c, prune=args.prune)
+
+
+def cmd(o: FixturesOptions) -> int:
+	"""The `fixtures` verb (cli.py reads its command line into o)."""
+	cache = o.cache
+	recipe = o.recipe
+	images = fixtures.build(cache, recipe, rebuild=o.rebuild,
+				allow_install=o.allow_install, log=print)
 	where = images[0].path.parent if images else fixtures.set_dir(cache, recipe)
 	print(where)
 	for img in images:
 		print(f'  {img.name:<20} {img.size:>10}  expect {img.expect}'
 		      + (f'  corrupt {img.corrupt}' if img.corrupt else ''))
 	rc = 0
-	if args.verify:
+	if o.verify:
 		for img in images:
 			if img.corrupt:
 				continue
@@ -60,27 +82,27 @@ def cmd(args: argparse.Namespace) -> int:
 			for p in problems[:20]:
 				print(f'  {p}')
 			rc = rc or (1 if problems else 0)
-	if args.list:
+	if o.list:
 		for img in images:
 			print(f'\n== {img.name} ({img.path.name})')
 			sys.stdout.write(img.label)
-	if args.emit_c:
-		out = _c_file(cache, args.emit_c)
+	if o.emit_c:
+		out = _c_file(cache, o.emit_c)
 		text = csource.emit_c(csource.derive_set(images, recipe),
 				      fixtures.makefs_version() or 'unknown')
 		atomic.write_text(out, text)
 		print(f'Wrote {out}: {text.count(chr(10))} lines, {len(text)} bytes')
 		for name, lines, size in csource.costs(text):
 			print(f'  {name:<20} {lines:>5} lines {size:>7} bytes')
-	if args.check_c:
-		src = _c_file(cache, args.check_c)
+	if o.check_c:
+		src = _c_file(cache, o.check_c)
 		problems = csource.check(src, images)
 		for problem in problems:
 			print(f'{src}: {problem}')
 		print(f'{src}: ' + ('differs from the images' if problems else
 				    f'turns back into all {len(images)} images byte for byte'))
 		rc = rc or (1 if problems else 0)
-	if args.prune:
+	if o.prune:
 		for gone in fixtures.prune(cache, where):
 			print(f'Removed {gone}')
 	return rc
@@ -94,7 +116,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 	add_arguments(p)
 	args = p.parse_args(argv)
 	try:
-		return cmd(args)
+		return cmd(FixturesOptions.from_args(args))
 	except UserError as e:
 		print(f'kunit.py fixtures: error: {e}', file=sys.stderr)
 		return e.exit_code
