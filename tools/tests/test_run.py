@@ -983,7 +983,7 @@ def test_run_arch_coverage_wiring(fake, monkeypatch, tmp_path):
 		seen['boot'] = sorted(p.relative_to(boot).as_posix() for p in boot.rglob('*.gcda'))
 		return {'total': {}, 'subsystems': {}, 'files': {}, 'goal': {'below': []},
 			'html': 'coverage/html/index.html'}
-	monkeypatch.setattr(measure, 'report', report)
+	monkeypatch.setattr(measure, 'arch_coverage', report)
 	r, out = fake.run_arch('x86_64', '--coverage')
 	assert r.status == 'PASS', r.reason
 	assert r.coverage['html'] == 'coverage/html/index.html' and 'error' not in r.coverage

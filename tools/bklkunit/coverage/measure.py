@@ -168,8 +168,8 @@ def summarize(files: Dict[str, lcovinfo.FileCov], kunit_files: Sequence[str],
 		'kunit_files': list(kunit_files)}
 
 
-def report(arch: str, cov_dir: Path, build_dir: Path, ktree: Path, suites_gcda: Path,
-	   boot_gcda: Path) -> Dict[str, Any]:
+def arch_coverage(arch: str, cov_dir: Path, build_dir: Path, ktree: Path, suites_gcda: Path,
+		  boot_gcda: Path) -> Dict[str, Any]:
 	"""coverage.info, coverage.json and html/ of an arch; returns coverage.json."""
 	log = cov_dir / 'lcov.log'
 	log.write_text('')

@@ -122,7 +122,7 @@ def finish(p: ArchPlan, res: ArchResult, env: Dict[str, str],
 		problem, seconds = boot_only(p, env)
 	if not problem:
 		try:
-			doc = measure.report(p.arch, cov_dir(p), p.build_dir, p.ktree,
+			doc = measure.arch_coverage(p.arch, cov_dir(p), p.build_dir, p.ktree,
 					       gcda_root(p, SUITES), gcda_root(p, BOOT))
 			res.coverage = measure.entry(doc)
 		except measure.CoverageError as e:

@@ -168,7 +168,7 @@ class Booting(NamedTuple):
 
 # Checker.add's arguments, kept by a check that runs in another thread and
 # added (printed) by the main thread.
-Report = Callable[..., Any]
+AddCheck = Callable[..., Any]
 
 
 class Checker:
@@ -732,7 +732,7 @@ class Checker:
 			self._head_pool.shutdown(wait=True)
 			self._head_pool = None
 
-	def check_go7007(self, srcdir: Path, build_root: Path, report: Report,
+	def check_go7007(self, srcdir: Path, build_root: Path, report: AddCheck,
 			 make: Callable[..., subprocess.CompletedProcess[str]]) -> None:
 		arches = paths.parse_arches(self.opts.go7007_arch, paths.SERIES_ARCHES)
 		arches = [a for a in arches if a != 'um']
@@ -778,7 +778,7 @@ class Checker:
 				detail += '\n' + '\n'.join(new[:20])
 			report(f'go7007 {arch}', ok, detail, time.time() - t0)
 
-	def check_modules(self, srcdir: Path, build_root: Path, report: Report,
+	def check_modules(self, srcdir: Path, build_root: Path, report: AddCheck,
 			  make: Callable[..., subprocess.CompletedProcess[str]]) -> None:
 		"""The series head (checked out at srcdir) with KUnit and the
 		subsystems as modules, on each arch of --build-arches
