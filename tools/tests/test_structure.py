@@ -234,3 +234,21 @@ def test_the_design_doc_names_every_module():
 	assert not stale, f'docs/design.md names modules that do not exist: {stale}'
 	for part in PARTS:
 		assert f'`{part}/`' in doc, part
+
+
+def test_the_design_drawing_shows_the_layer_order():
+	"""The drawing of the parts in docs/design.md: one line per part, the
+	highest first, each with its modules in their order (LAYERS)."""
+	doc = DESIGN.read_text()
+	drawing = next(b for b in doc.split('```')[1::2] if '  base/' in b)
+	shown = []
+	for line in drawing.splitlines():
+		m = re.match(r'^\s*([a-z_]+)/\s+(.*)$', line)
+		if not m or m.group(1) not in PARTS:
+			continue
+		part = m.group(1)
+		want = [x for x in dict(LAYERS)[part] if '.' not in x and x != 'export']
+		words = m.group(2).split()
+		assert words[:len(want)] == want, f'{part}/ is drawn with {words[:len(want)]}, not {want}'
+		shown.append(part)
+	assert shown == PARTS[::-1], f'the parts are drawn as {shown}, not {PARTS[::-1]}'
