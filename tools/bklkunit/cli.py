@@ -14,11 +14,21 @@ import traceback
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import (VERSION, ab, baseline, bench, ciconfig, clean, deps, export, fixturecmd, jsonout,
-	       mail, merge, mutate, paths, progress, run, rundir, selftest, seriescheck, tree)
-from .baseline import Comparison
-from .errors import UserError
-from .results import ArchRun
+from . import VERSION, jsonout
+from .analysis import ab, bench, mutate
+from .base import deps, paths
+from .base.errors import UserError
+from .ci import gate, merge, pipeline
+from .compare import baseline
+from .compare.baseline import Comparison
+from .results import export, rundir
+from .results.model import ArchResult
+from .run import clean, progress, runner
+from .run.plan import RunRequest
+from .series import checkseries, mail
+from .series.checkplan import SeriesOptions
+from .source import tree
+from .ufsimage import command
 
 DESCRIPTION = """\
 Build Debian's linux-source-6.12 with the BKL end-game KUnit series and
@@ -67,7 +77,8 @@ def cmd_prepare(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
 	if args.mail:
-		return mail.cmd(args)
+		return mail.cmd(paths.cache_dir(args.cache_dir), Path(args.mail).expanduser(),
+				verbose=getattr(args, 'verbose', False))
 	patches = tree.export(paths.cache_dir(args.cache_dir), force=args.force)
 	print(f'Exported {len(patches)} patches to {paths.PATCH_DIR}')
 	for p in patches:
@@ -76,15 +87,28 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-	return run.main(args)
+	return runner.main(RunRequest.from_args(args))
 
 
 def cmd_ab(args: argparse.Namespace) -> int:
-	return ab.main(args)
+	return ab.main(ab.AbRequest.from_args(args))
 
 
 def cmd_check_series(args: argparse.Namespace) -> int:
-	return seriescheck.main(args)
+	# Every option is checked, against the series, before anything is written.
+	opts = SeriesOptions.from_args(args, len(tree.read_series(paths.PATCH_DIR)))
+	return checkseries.main(opts, paths.cache_dir(args.cache_dir))
+
+
+def cmd_fixtures(args: argparse.Namespace) -> int:
+	return command.cmd(command.FixturesOptions.from_args(args))
+
+
+def cmd_mutate(args: argparse.Namespace) -> int:
+	cache = paths.cache_dir(args.cache_dir)
+	if getattr(args, 'report', None):
+		return mutate.report(Path(args.report).resolve())
+	return mutate.main(mutate.MutateOptions.from_args(args, cache), cache)
 
 
 def cmd_deps(args: argparse.Namespace) -> int:
@@ -115,7 +139,7 @@ def report(args: argparse.Namespace) -> Tuple[int, Path, Dict[str, Path]]:
 		raise UserError(f'{ktree} has no tools/testing/kunit/kunit_parser.py to read the '
 				'consoles with; name a kernel tree with --tree')
 	paths.usable_dir(rdir, 'results directory')
-	runs: List[ArchRun] = []
+	runs: List[ArchResult] = []
 	written = export.write_reports(rdir, ktree, args.origin, runs_out=runs)
 	for p in written.values():
 		print(p)
@@ -207,7 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
 	p = sub.add_parser('run', help='build and run the suites on each arch (all four cold: '
 			   '~50 min on 2 cores; start with --arch=x86_64)')
 	_common(p)
-	run.add_arguments(p)
+	runner.add_arguments(p)
 	_json_option(p)
 	group_options(p, RUN_GROUPS)
 	p.set_defaults(func=cmd_run)
@@ -224,30 +248,30 @@ def build_parser() -> argparse.ArgumentParser:
 			   'and one-test-edit times, the overhead (docs/speed.md)')
 	_common(p)
 	bench.add_arguments(p)
-	p.set_defaults(func=lambda a: bench.main(a))
+	p.set_defaults(func=lambda a: bench.main(bench.BenchOptions.from_args(a)))
 
 	p = sub.add_parser('mutate', help='each lock site and capability check of ufs, appletalk '
 			   'and autofs taken out in turn, the kernel rebuilt and the subsystem\'s suites '
 			   'booted: killed, survived or did not build (docs/mutate.md)')
 	_common(p)
 	mutate.add_arguments(p)
-	p.set_defaults(func=lambda a: mutate.main(a))
+	p.set_defaults(func=cmd_mutate)
 
 	p = sub.add_parser('fixtures', help='make (or find) the UFS fixture images, list them, write or check '
 				   'the form the kernel carries')
 	_common(p)
-	fixturecmd.add_arguments(p)
-	p.set_defaults(func=fixturecmd.cmd)
+	command.add_arguments(p)
+	p.set_defaults(func=cmd_fixtures)
 
 	p = sub.add_parser('check-series', help='apply, checkpatch and build each patch')
 	_common(p)
-	seriescheck.add_arguments(p)
+	checkseries.add_arguments(p)
 	p.set_defaults(func=cmd_check_series)
 
 	p = sub.add_parser('test', help='pytest, series checks and KUnit on the CI arches')
 	_common(p)
-	selftest.add_arguments(p)
-	p.set_defaults(func=lambda a: selftest.main(a))
+	gate.add_arguments(p)
+	p.set_defaults(func=lambda a: gate.main(gate.GateOptions.from_args(a)))
 
 	p = sub.add_parser('deps', help='install the Debian packages the arches need')
 	_common(p)
@@ -272,27 +296,27 @@ def build_parser() -> argparse.ArgumentParser:
 			   'kunit/baselines/<arch>.json')
 	_common(p)
 	baseline.add_arguments(p, 'baseline')
-	p.set_defaults(func=baseline.cmd_baseline)
+	p.set_defaults(func=lambda a: baseline.cmd_baseline(baseline.BaselineOptions.from_args(a)))
 
 	p = sub.add_parser('compare', help='regressions, fixes, new and flaky cases of a run '
 			   'against the baselines; exit 1 only on a regression')
 	_common(p)
 	baseline.add_arguments(p, 'compare')
 	_json_option(p)
-	p.set_defaults(func=baseline.cmd_compare)
+	p.set_defaults(func=lambda a: baseline.cmd_compare(baseline.BaselineOptions.from_args(a)))
 
 	p = sub.add_parser('merge', help='the results directories of many jobs (run, check-series; '
 			   'other machines too) as one: summary, JUnit, KCIDB and page; refuses jobs '
 			   'of different trees or series')
 	_common(p)
 	merge.add_arguments(p)
-	p.set_defaults(func=merge.cmd)
+	p.set_defaults(func=lambda a: merge.cmd(merge.MergeOptions.from_args(a)))
 
 	p = sub.add_parser('ci-config', help='write the GitLab CI pipeline (.gitlab-ci.yml) from the '
 			   'tool\'s arches, profiles and series (docs/ci.md)')
 	_common(p)
-	ciconfig.add_arguments(p)
-	p.set_defaults(func=ciconfig.cmd)
+	pipeline.add_arguments(p)
+	p.set_defaults(func=lambda a: pipeline.cmd(pipeline.Pipeline.from_args(a), a.check, a.output))
 
 	p = sub.add_parser('clean', help='remove build directories and results')
 	_common(p)
@@ -383,13 +407,13 @@ def _json_verb(args: argparse.Namespace) -> Tuple[int, Optional[Path], Optional[
 		rc, reported, written = report(args)
 		return rc, reported, written, None
 	if args.command == 'compare':
-		rc, compared, where = baseline.compare_command(args)
+		rc, compared, where = baseline.compare_command(baseline.BaselineOptions.from_args(args))
 		return rc, where, None, compared
+	used: List[Path] = []
 	try:
-		rc = run.main(args)
+		rc = runner.main(RunRequest.from_args(args), used)
 	finally:
-		got = getattr(args, 'results_dir_used', None)
-		args.json_rdir = Path(got) if got else None
+		args.json_rdir = used[0] if used else None
 	rdir = args.json_rdir
 	written = {n: rdir / n for n in ('junit.xml', 'kcidb.json', 'index.html')
 		   if rdir and (rdir / n).is_file()}

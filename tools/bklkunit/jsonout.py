@@ -25,8 +25,8 @@ FORMAT changes only when a key changes meaning or goes; keys may be added.
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import rundir
-from .baseline import Comparison
+from .compare.baseline import Comparison
+from .results import rundir
 
 FORMAT = 1
 TREE_KEYS = ('tree', 'kernel_version', 'debian_version', 'series', 'series_hash', 'head',

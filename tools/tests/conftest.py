@@ -23,7 +23,9 @@ sys.dont_write_bytecode = True
 TOOLS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TOOLS))
 
-from bklkunit import deps, paths, progress, tree  # noqa: E402
+from bklkunit.base import deps, paths  # noqa: E402
+from bklkunit.run import progress  # noqa: E402
+from bklkunit.source import tree  # noqa: E402
 
 # The never-ending commands of the deadline tests must take SIGINT, also
 # under a CI runner or a shell that started pytest with SIGINT ignored.
@@ -39,7 +41,7 @@ TARBALL_MTIME = 1764547200          # 2025-12-01 00:00:00 UTC
 _REAL_CACHE = paths.cache_dir()
 _REAL_DEBIAN_VERSION = tree.debian_version
 
-# The kunit_tool modules ktap.judge needs (kunit_parser imports kunit_printer).
+# The kunit_tool modules verdicts.judge needs (kunit_parser imports kunit_printer).
 PARSER_FILES = ('kunit_parser.py', 'kunit_printer.py', 'kunit_json.py')
 
 # The start of every stub standing in for tools/testing/kunit/kunit.py: its
@@ -98,7 +100,7 @@ def deadline_after(monkeypatch: Any, lines: int, marker: str = '') -> None:
 	`lines` lines (containing marker, when given), then runs (real time, far
 	past any deadline): a deadline passes once that output is there, and
 	only then, however slowly a busy machine starts the command."""
-	from bklkunit import progress
+	from bklkunit.run import progress
 	seen = [0]
 	real = progress.next_line
 
@@ -160,7 +162,7 @@ def _hermetic(tmp_path, monkeypatch):
 
 
 def _forget_parser():
-	from bklkunit import kunit_tool
+	from bklkunit.results import kunit_tool
 	kunit_tool.forget_parsers()
 	for name in ('kunit_parser', 'kunit_printer', 'kunit_json'):
 		sys.modules.pop(name, None)

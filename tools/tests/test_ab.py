@@ -9,8 +9,14 @@ import os
 
 import pytest
 
-from bklkunit import ab, baseline, cli, export, paths, run, rundir, tree
-from bklkunit.errors import UserError
+from bklkunit import cli
+from bklkunit.analysis import ab
+from bklkunit.base import paths
+from bklkunit.base.errors import UserError
+from bklkunit.compare import baseline
+from bklkunit.results import export, kunit_tool, model, rundir
+from bklkunit.run import plan, runner
+from bklkunit.source import kconfig, tree
 from conftest import STUB_ARGS, KCONFIG_B, FAKE_SOURCE, commit, git
 from test_baseline import ALPHA, ktap_console
 from test_run import fake, main_env  # noqa: F401  (fixtures used by abf)
@@ -27,7 +33,7 @@ def _no_probe(monkeypatch):
 
 def cases(status='PASS', **kv) -> baseline.ArchCases:
 	"""ArchCases of x86_64 from keyword pairs: alpha_one='pass' -> alpha.one."""
-	return baseline.ArchCases('x86_64', status, True,
+	return baseline.ArchCases(model.ArchResult('x86_64', status, built=True),
 				  {k.replace('_', '.', 1): v for k, v in kv.items()})
 
 
@@ -36,15 +42,15 @@ def labels(rows):
 
 
 def test_every_label():
-	a = cases('CRASH', s_same=ab.PASS, s_reg=ab.PASS, s_fix=baseline.FAIL, s_fixcrash='crash',
-		  s_gone=ab.PASS, s_bothbad=baseline.FAIL, s_worse=baseline.FAIL, s_skip=ab.SKIP,
-		  s_newskip=ab.PASS, s_unskip=ab.SKIP, s_unskipfail=ab.SKIP, s_flaky=ab.PASS,
+	a = cases('CRASH', s_same=baseline.PASS, s_reg=baseline.PASS, s_fix=baseline.FAIL, s_fixcrash='crash',
+		  s_gone=baseline.PASS, s_bothbad=baseline.FAIL, s_worse=baseline.FAIL, s_skip=baseline.SKIP,
+		  s_newskip=baseline.PASS, s_unskip=baseline.SKIP, s_unskipfail=baseline.SKIP, s_flaky=baseline.PASS,
 		  s_missing='missing')
 	a.status = 'FAIL'                       # A ran to its end
-	b = cases('FAIL', s_same=ab.PASS, s_reg=baseline.FAIL, s_fix=ab.PASS, s_fixcrash=ab.PASS,
-		  s_bothbad=baseline.FAIL, s_worse='crash', s_skip=ab.SKIP, s_newskip=ab.SKIP,
-		  s_unskip=ab.PASS, s_unskipfail=baseline.FAIL, s_flaky=ab.FLAKY, s_missing=ab.PASS,
-		  t_new=ab.PASS, t_newfail=baseline.FAIL)
+	b = cases('FAIL', s_same=baseline.PASS, s_reg=baseline.FAIL, s_fix=baseline.PASS, s_fixcrash=baseline.PASS,
+		  s_bothbad=baseline.FAIL, s_worse='crash', s_skip=baseline.SKIP, s_newskip=baseline.SKIP,
+		  s_unskip=baseline.PASS, s_unskipfail=baseline.FAIL, s_flaky=baseline.FLAKY, s_missing=baseline.PASS,
+		  t_new=baseline.PASS, t_newfail=baseline.FAIL)
 	got = labels(ab.label_cases(a, b))
 	assert got == {
 		's.same': ('pass', 'pass', 'unchanged pass'),
@@ -71,21 +77,21 @@ def test_every_label():
 
 
 def test_a_case_b_lost_to_a_crash_is_a_regression_not_removed():
-	a = cases('PASS', s_one=ab.PASS, s_two=ab.PASS, s_three=baseline.FAIL, s_four=ab.SKIP)
-	b = cases('CRASH', s_one=ab.PASS, s_two='crash')           # B died in s.two
+	a = cases('PASS', s_one=baseline.PASS, s_two=baseline.PASS, s_three=baseline.FAIL, s_four=baseline.SKIP)
+	b = cases('CRASH', s_one=baseline.PASS, s_two='crash')           # B died in s.two
 	got = labels(ab.label_cases(a, b))
 	assert got['s.two'] == ('pass', 'crash', 'regressed by the series')
 	assert got['s.three'] == ('fail', 'missing', 'unchanged fail')
 	assert got['s.four'] == ('skip', 'missing', 'not run on B')
 	b.status = 'PASS'                                          # B ran to its end
-	got = labels(ab.label_cases(a, cases('PASS', s_one=ab.PASS)))
+	got = labels(ab.label_cases(a, cases('PASS', s_one=baseline.PASS)))
 	assert got['s.two'] == ('pass', None, 'removed')
 
 
 def test_a_crash_is_never_a_pass_and_hides_nothing():
 	"""A crashed in s.two: what B has and A does not may exist on A too."""
-	a = cases('CRASH', s_one=ab.PASS, s_two='crash')
-	b = cases('PASS', s_one=ab.PASS, s_two=ab.PASS, s_three=ab.PASS, u_x=ab.PASS)
+	a = cases('CRASH', s_one=baseline.PASS, s_two='crash')
+	b = cases('PASS', s_one=baseline.PASS, s_two=baseline.PASS, s_three=baseline.PASS, u_x=baseline.PASS)
 	got = labels(ab.label_cases(a, b))
 	assert got['s.two'] == ('crash', 'pass', 'fixed by the series')
 	assert got['s.three'] == (None, 'pass', 'not run on A')
@@ -97,8 +103,8 @@ def test_a_crash_is_never_a_pass_and_hides_nothing():
 
 
 def test_labels_follow_the_filter():
-	a = cases(s_one=ab.PASS, u_x=ab.PASS)
-	b = cases(s_one=baseline.FAIL, u_x=baseline.FAIL, u_y=ab.PASS)
+	a = cases(s_one=baseline.PASS, u_x=baseline.PASS)
+	b = cases(s_one=baseline.FAIL, u_x=baseline.FAIL, u_y=baseline.PASS)
 	assert [r.case for r in ab.label_cases(a, b, 's')] == ['s.one']
 	assert [r.case for r in ab.label_cases(a, b, 'u.y')] == ['u.y']
 
@@ -275,7 +281,7 @@ def test_ab_a_side_tests_builds_the_series_tests_on_a(abf, capsys):
 	f = abf
 	f.ctl_write('a', 'x86_64', 'console', A_CONSOLE)
 	f.ctl_write('b', 'x86_64', 'console', B_CONSOLE)
-	ab.main(f.ab_args('--a-side=tests', '--arch', 'x86_64'))
+	ab.main(ab.AbRequest.from_args(f.ab_args('--a-side=tests', '--arch', 'x86_64')))
 	out = capsys.readouterr().out
 	doc = ab_json(f)
 	assert doc['a']['a_side'] == 'tests' and doc['a']['left_out'] == []
@@ -302,7 +308,7 @@ def test_ab_waits_for_another_ab_on_the_same_cache(abf, capsys):
 	held.flush()
 	fcntl.flock(held, fcntl.LOCK_EX)
 	threading.Timer(0.5, lambda: (fcntl.flock(held, fcntl.LOCK_UN), held.close())).start()
-	ab.main(f.ab_args('--arch', 'x86_64'))
+	ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'x86_64')))
 	out = capsys.readouterr().out
 	assert 'Waiting for the pristine tree of kunit.py ab: in use by pid 4242' in out
 	assert ab_json(f)['arches'][0]['counts']['regressed by the series'] == 1
@@ -349,7 +355,7 @@ def test_filter_text_drops_only_options_with_a_reason():
 			    'CONFIG_ATALK_DDP_KUNIT_TEST=y')
 	assert lines[3] == '# CONFIG_ATALK_DDP_KUNIT_TEST=y was here'     # a comment stays
 	assert 'CONFIG_CMDLINE="a b"' in lines
-	assert ab.option_symbol('CONFIG_X=m') == 'X' and ab.option_symbol('# x') is None
+	assert kconfig.option_symbol('CONFIG_X=m') == 'X' and kconfig.option_symbol('# x') is None
 
 
 def test_a_fragments_copies_only_what_changes(tmp_path):
@@ -373,13 +379,13 @@ def test_a_fragments_copies_only_what_changes(tmp_path):
 
 def test_refused_symbols_from_kunit_build_output():
 	from conftest import read_data
-	assert ab.refused_symbols(read_data('build_config_missing.log')) == ['CIFS']
+	assert kunit_tool.refused_symbols(read_data('build_config_missing.log')) == ['CIFS']
 	log = ('ERROR:root:Not all Kconfig options selected in kunitconfig were in the generated '
 	       '.config.\nThis is probably due to unsatisfied dependencies.\n'
 	       'Missing: CONFIG_UFS_FS_WRITE=y, # CONFIG_FOO is not set, CONFIG_BAR=m\n')
-	assert ab.refused_symbols(log) == ['BAR', 'FOO', 'UFS_FS_WRITE']
-	assert ab.refused_symbols(read_data('build_config_conflict.log')) == []
-	assert ab.refused_symbols(read_data('build_compile_error.log')) == []
+	assert kunit_tool.refused_symbols(log) == ['BAR', 'FOO', 'UFS_FS_WRITE']
+	assert kunit_tool.refused_symbols(read_data('build_config_conflict.log')) == []
+	assert kunit_tool.refused_symbols(read_data('build_compile_error.log')) == []
 
 
 # ---------------------------------------------------------- whole ab runs
@@ -507,7 +513,7 @@ def test_ab_labels_new_fixed_and_regressed(abf, capsys):
 	f.ctl_write('a', 'x86_64', 'exec_rc', '1')
 	f.ctl_write('b', 'x86_64', 'console', B_CONSOLE)
 	f.ctl_write('b', 'x86_64', 'exec_rc', '1')
-	rc = ab.main(f.ab_args('--arch', 'x86_64'))
+	rc = ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'x86_64')))
 	assert rc == 1                                 # alpha.three regressed
 	doc = ab_json(f)
 	[x] = doc['arches']
@@ -567,7 +573,7 @@ def test_ab_labels_new_fixed_and_regressed(abf, capsys):
 	assert 'ab: x86_64: 1 regressed by the series' in out
 	# A second run reuses the worktree.
 	capsys.readouterr()
-	ab.main(f.ab_args('--arch', 'x86_64'))
+	ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'x86_64')))
 	assert '(up to date)' in capsys.readouterr().out
 
 
@@ -575,7 +581,7 @@ def test_ab_without_regressions_exits_0_and_each_side_has_its_progress(abf, caps
 	f = abf
 	f.ctl_write('a', 'arm64', 'console', ktap_console(ALPHA))
 	f.ctl_write('b', 'arm64', 'console', ktap_console(ALPHA, ('autofs_new', [('x', 'ok')])))
-	assert ab.main(f.ab_args('--arch', 'arm64', 'al*')) == 0
+	assert ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'arm64', 'al*'))) == 0
 	out = capsys.readouterr().out
 	assert 'ab: nothing regressed by the series' in out
 	assert 'arm64 (series): build' in out and 'arm64 (pristine): build' in out
@@ -601,7 +607,7 @@ def test_ab_a_crash_is_reported_as_a_crash(abf, capsys):
 	# The crash re-run asks A's kernel for its tests, and boots beta alone.
 	f.ctl_write('a', 'i386', 'list', 'alpha.one\nalpha.two\nalpha.three\nbeta.p\n')
 	f.ctl_write('a', 'i386', 'console@beta', ktap_console(('beta', [('p', 'ok')])))
-	rc = ab.main(f.ab_args('--arch', 'i386'))
+	rc = ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'i386')))
 	assert rc == 0                         # A booted and crashed: a result, not a problem
 	[x] = ab_json(f)['arches']
 	assert x['a']['status'] == 'CRASH' and 'NULL pointer' in x['a']['reason']
@@ -625,7 +631,7 @@ def test_ab_a_side_that_cannot_build_or_boot_fails_the_run(abf, capsys):
 	f.ctl_write('a', 'arm', 'exec', 'qemu-system-arm: no such machine\n')   # no console
 	f.ctl_write('a', 'arm', 'exec_rc', '1')
 	f.ctl_write('b', 'arm', 'console', ktap_console(ALPHA))
-	rc = ab.main(f.ab_args('--arch', 'x86_64,arm'))
+	rc = ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'x86_64,arm')))
 	assert rc == 1
 	doc = ab_json(f)
 	assert doc['problems'] == ['x86_64: A (pristine) could not build (BUILD_FAILED)',
@@ -649,7 +655,7 @@ def test_ab_a_hang_is_reported_as_a_hang(abf, capsys):
 	f.ctl_write('a', 'x86_64', 'exec_rc', '1')
 	f.ctl_write('a', 'x86_64', 'list', 'autofs_protocol.autofs_test_negotiate\n')
 	f.ctl_write('b', 'x86_64', 'console', read_data('console_pass.log'))
-	assert ab.main(f.ab_args('--arch', 'x86_64')) == 0
+	assert ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'x86_64'))) == 0
 	[x] = ab_json(f)['arches']
 	assert x['a']['status'] == 'TIMEOUT'
 	got = {c['case']: (c['a'], c['b'], c['label']) for c in x['cases']}
@@ -665,7 +671,7 @@ def test_ab_b_side_that_cannot_build(abf, capsys):
 	f = abf
 	f.ctl_write('a', 'x86_64', 'console', ktap_console(ALPHA))
 	f.ctl_write('b', 'x86_64', 'build_rc', '2')
-	assert ab.main(f.ab_args('--arch', 'x86_64')) == 1
+	assert ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'x86_64'))) == 1
 	doc = ab_json(f)
 	assert doc['problems'] == ['x86_64: B (series) could not build (BUILD_FAILED)']
 	# Every case A passed is missing on B: regressed.
@@ -679,8 +685,8 @@ def test_ab_drops_what_kunit_build_refuses_on_the_pristine_tree(abf, capsys):
 	f.ctl_write('a', 'x86_64', 'refuse', 'AUTOFS_FS\n')
 	f.ctl_write('a', 'x86_64', 'console', ktap_console(ALPHA))
 	f.ctl_write('b', 'x86_64', 'console', ktap_console(ALPHA))
-	rc = ab.main(f.ab_args('--arch', 'x86_64', '--kconfig-add', 'CONFIG_AUTOFS_PROTOCOL_KUNIT_TEST=y',
-			       '--kconfig-add', 'CONFIG_DEBUG_KERNEL=y'))
+	rc = ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'x86_64', '--kconfig-add', 'CONFIG_AUTOFS_PROTOCOL_KUNIT_TEST=y',
+			       '--kconfig-add', 'CONFIG_DEBUG_KERNEL=y')))
 	assert rc == 0
 	first, second = f.side_calls('a', 'build')
 	assert 'CONFIG_AUTOFS_FS=y' in first['entries']
@@ -711,7 +717,7 @@ def test_ab_a_config_failure_without_missing_options_is_not_retried(abf):
 	f.ctl_write('a', 'x86_64', 'build', read_data('build_config_conflict.log'))
 	f.ctl_write('a', 'x86_64', 'build_rc', '1')
 	f.ctl_write('b', 'x86_64', 'console', ktap_console(ALPHA))
-	assert ab.main(f.ab_args('--arch', 'x86_64')) == 1
+	assert ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'x86_64'))) == 1
 	assert ab_json(f)['problems'] == ['x86_64: A (pristine) could not build (CONFIG_FAILED)']
 	assert len(f.side_calls('a', 'build')) == 1
 
@@ -720,7 +726,7 @@ def test_ab_an_option_neither_tree_has_is_b_s_config_failure(abf):
 	f = abf
 	f.ctl_write('a', 'x86_64', 'console', ktap_console(ALPHA))
 	(f.repo / 'kunit' / 'arch' / 'x86_64.config').write_text('CONFIG_NOT_ANYWHERE=y\n')
-	assert ab.main(f.ab_args('--arch', 'x86_64')) == 1
+	assert ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'x86_64'))) == 1
 	doc = ab_json(f)
 	assert doc['problems'] == ['x86_64: B (series) could not build (CONFIG_FAILED)']
 	[x] = doc['arches']
@@ -736,7 +742,7 @@ def test_ab_cases_that_cannot_be_compared_fail_the_run(abf, monkeypatch, capsys)
 	def broken(*a, **kw):
 		raise ValueError('unreadable console')
 	monkeypatch.setattr(baseline, 'load_results', broken)
-	assert ab.main(f.ab_args('--arch', 'x86_64')) == 1
+	assert ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'x86_64'))) == 1
 	assert ab_json(f)['problems'] == [
 		'x86_64: cases not compared: ValueError: unreadable console']
 
@@ -749,7 +755,7 @@ def test_ab_skipped_profile_arch(abf, capsys):
 	(f.tree / 'lib' / 'Kconfig.kasan').write_text('config KASAN\n\tbool\n')
 	git(f.tree, 'add', '-f', 'lib/Kconfig.kasan')
 	commit(f.tree, 'kasan in the series tree only\n')
-	rc = ab.main(f.ab_args('--arch', 'i386,x86_64', '--profile', 'kasan'))
+	rc = ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'i386,x86_64', '--profile', 'kasan')))
 	out = capsys.readouterr().out
 	doc = ab_json(f)
 	assert [x['a']['status'] for x in doc['arches']] == ['SKIPPED_PROFILE', 'PASS']
@@ -781,7 +787,7 @@ def test_ab_on_a_tree_without_the_pristine_ref_is_a_usage_error(abf, capsys):
 	f = abf
 	git(f.tree, 'update-ref', '-d', tree.PRISTINE_REF)
 	with pytest.raises(UserError, match='no refs/bkl-kunit/pristine'):
-		ab.main(f.ab_args('--arch', 'x86_64'))
+		ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'x86_64')))
 	assert f.calls() == []
 
 
@@ -827,13 +833,13 @@ def test_ab_runs_its_arches_as_run_does_with_parallel(abf, monkeypatch):
 		f.ctl_write('a', arch, 'console', A_CONSOLE)
 		f.ctl_write('b', arch, 'console', B_CONSOLE)
 	calls = []
-	real = run.run_concurrently
+	real = runner.run_concurrently
 
 	def spy(arches, workers, options, ktree, one):
 		calls.append((list(arches), workers, options.jobs))
 		return real(arches, workers, options, ktree, one)
-	monkeypatch.setattr(run, 'run_concurrently', spy)
-	ab.main(f.ab_args('--arch', 'x86_64,arm', '--parallel', '2'))
+	monkeypatch.setattr(runner, 'run_concurrently', spy)
+	ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'x86_64,arm', '--parallel', '2')))
 	assert calls == [(['x86_64', 'arm'], 2, 3)]
 	doc = ab_json(f)
 	assert [x['arch'] for x in doc['arches']] == ['x86_64', 'arm']
@@ -844,13 +850,13 @@ def test_ab_runs_its_arches_as_run_does_with_parallel(abf, monkeypatch):
 
 
 def test_ab_sides_are_written_and_read_by_run_s_code(abf, monkeypatch, capsys):
-	"""Each side is a results directory as `run` writes it (run.finish:
+	"""Each side is a results directory as `run` writes it (runner.finish:
 	verdict.json, summary.json with the same keys, the reports), and its
 	consoles are read once, for its reports and the labels alike."""
 	f = abf
 	for arch in ('x86_64', 'arm'):
 		f.ctl_write('b', arch, 'console', ktap_console(ALPHA))
-	assert run.main(f.args('--arch', 'x86_64,arm', '--no-ccache')) == 0
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64,arm', '--no-ccache'))) == 0
 	run_summary = json.loads((f.results / 'summary.json').read_text())
 	run_verdict = json.loads((f.results / 'x86_64' / 'verdict.json').read_text())
 	f.results = f.results.parent / 'ab-results'
@@ -863,7 +869,7 @@ def test_ab_sides_are_written_and_read_by_run_s_code(abf, monkeypatch, capsys):
 		reads.append(rdir.name)
 		return real(rdir, *a, **kw)
 	monkeypatch.setattr(rundir, 'load_run', spy)
-	assert ab.main(f.ab_args('--arch', 'x86_64,arm')) == 0
+	assert ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'x86_64,arm'))) == 0
 	assert sorted(reads) == ['a', 'b']              # once per side
 	for side in 'ab':
 		s = json.loads((f.results / side / 'summary.json').read_text())
@@ -891,7 +897,7 @@ def test_ab_side_whose_reports_fail_still_labels(abf, monkeypatch, capsys):
 	def broken(*a, **kw):
 		raise OSError('disk full')
 	monkeypatch.setattr(export, 'write_reports', broken)
-	assert ab.main(f.ab_args('--arch', 'x86_64')) == 0
+	assert ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'x86_64'))) == 0
 	err = capsys.readouterr().err
 	assert 'a/: reports not written: OSError: disk full' in err
 	assert 'b/: reports not written: OSError: disk full' in err

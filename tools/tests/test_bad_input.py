@@ -10,9 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from bklkunit import cli, deps, run, rundir
-from bklkunit.export import kcidb
-from bklkunit.errors import UserError
+from bklkunit import cli
+from bklkunit.base import deps
+from bklkunit.base.errors import UserError
+from bklkunit.results import rundir
+from bklkunit.results.export import kcidb
+from bklkunit.run import plan, runner
 from test_baseline import ALPHA, ktap_console, write_results
 from test_run import fake, main_env  # noqa: F401  (fixtures)
 
@@ -73,12 +76,12 @@ def watched(main_env, monkeypatch):
 	"""main_env, recording whether the tree step ran."""
 	f = main_env
 	f.steps = []
-	real = run.resolve_tree
+	real = runner.resolve_tree
 
-	def resolve_tree(args, cache):
+	def resolve_tree(req):
 		f.steps.append('tree')
-		return real(args, cache)
-	monkeypatch.setattr(run, 'resolve_tree', resolve_tree)
+		return real(req)
+	monkeypatch.setattr(runner, 'resolve_tree', resolve_tree)
 	return f
 
 
@@ -103,16 +106,16 @@ def test_latest_moves_only_once_the_run_has_its_summary(watched, monkeypatch):
 	f = watched
 	f.scenario('x86_64', console='console_pass.log')
 	seen = []
-	real = run.run_arch
+	real = runner.run_arch
 
 	def spy(ktree, arch, bdir, out, *a, **kw):
 		latest = f.cache / 'results' / 'latest'
 		seen.append(latest.is_symlink())
 		return real(ktree, arch, bdir, out, *a, **kw)
-	monkeypatch.setattr(run, 'run_arch', spy)
+	monkeypatch.setattr(runner, 'run_arch', spy)
 	args = cli.build_parser().parse_args(['run', '--cache-dir', str(f.cache), '--no-install',
 					      '--arch', 'x86_64', '--no-ccache'])
-	assert run.main(args) == 0
+	assert runner.main(plan.RunRequest.from_args(args)) == 0
 	assert seen == [False]
 	latest = f.cache / 'results' / 'latest'
 	assert (latest / 'summary.json').is_file()

@@ -2,7 +2,7 @@
 """baseline, compare, cross-arch divergence, flaky re-runs and crash re-runs.
 
 Results directories are either written here directly (consoles made by
-ktap_console) or made by run.main over a fake kernel tree whose kunit.py is
+ktap_console) or made by runner.main over a fake kernel tree whose kunit.py is
 a stub that knows --list_tests and answers per filter glob.  Consoles are
 read by a copy of the real kunit_parser, as in test_run.py."""
 
@@ -14,8 +14,12 @@ from typing import Dict, Optional
 
 import pytest
 
-from bklkunit import baseline, cli, ktap, paths, plan, rerun, run, rundir
-from bklkunit.console import parse_console
+from bklkunit import cli
+from bklkunit.base import paths
+from bklkunit.compare import baseline
+from bklkunit.results import kunit_tool, model, rundir, verdicts
+from bklkunit.results.cases import parse_console
+from bklkunit.run import laterboots, plan, runner
 from conftest import STUB_ARGS, STUB_HANG, DEBVER, all_ended, deadline_after
 from test_run import fake, main_env  # noqa: F401  (fixtures used by rf)
 
@@ -63,7 +67,7 @@ def write_results(root: Path, ktree: Path, consoles: Dict[str, Optional[str]],
 		  debver: str = DEBVER, series_hash: str = 'series-1', qemu: str = QEMU,
 		  config_hash: str = 'cfg-1', filter_glob: str = '',
 		  extra: Optional[Dict[str, Dict]] = None) -> Path:
-	"""A results directory as run.main writes it; None is a build failure."""
+	"""A results directory as runner.main writes it; None is a build failure."""
 	entries = []
 	for arch, console in consoles.items():
 		adir = root / arch
@@ -76,7 +80,7 @@ def write_results(root: Path, ktree: Path, consoles: Dict[str, Optional[str]],
 		else:
 			(adir / 'console.log').write_text(console)
 			(adir / 'kunit.log').write_text('$ kunit.py exec\n')
-			v = ktap.judge(ktree, console.splitlines(keepends=True))
+			v = verdicts.judge(ktree, console.splitlines(keepends=True))
 			e.update(status=v.status, reason=v.reason, passed=v.passed, failed=v.failed,
 				 failures=v.failures, qemu=qemu, config_hash=config_hash)
 		e.update((extra or {}).get(arch, {}))
@@ -492,7 +496,7 @@ def stage_crash(f, gamma: str = 'ok', delta: str = 'ok') -> None:
 def test_crash_reruns_the_suites_it_cut_off(rf, capsys):
 	f = rf
 	stage_crash(f, delta='not ok')
-	rc = run.main(f.args('--arch', 'x86_64', '--no-ccache', '--suite-timeout', '45'))
+	rc = runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache', '--suite-timeout', '45')))
 	assert rc == 1
 	execs = f.calls('exec')
 	assert [(c['glob'], c['list']) for c in execs] == [
@@ -531,7 +535,7 @@ def test_crash_rerun_keeps_going_past_a_second_crash(rf):
 	f.ctl_write('arm', 'list', LISTED)
 	f.ctl_write('arm', 'console@gamma', ktap_console(('gamma', [('x', None)])))
 	f.ctl_write('arm', 'console@delta', ktap_console(('delta', [('y', 'ok')])))
-	run.main(f.args('--arch', 'arm', '--no-ccache'))
+	runner.main(plan.RunRequest.from_args(f.args('--arch', 'arm', '--no-ccache')))
 	v = verdict(f, 'arm')
 	assert [b['status'] for b in v['boots'][1:]] == ['CRASH', 'PASS']
 	assert all('--timeout=120' in c['argv'] for c in f.calls('exec')[1:])
@@ -548,12 +552,12 @@ def test_a_crash_rerun_boot_that_never_ends_is_a_crash(rf, monkeypatch):
 	deadline_after(monkeypatch, 1, '[CRASHED]')      # once it has written it all
 	stage_crash(f)
 	f.ctl_write('x86_64', 'hang@gamma', '')
-	assert run.main(f.args('--arch', 'x86_64', '--no-ccache', '--suite-timeout', '1')) == 1
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache', '--suite-timeout', '1'))) == 1
 	v = verdict(f, 'x86_64')
 	assert v['status'] == 'CRASH'
 	gamma, delta = v['boots'][1:]
 	assert (gamma['filter'], gamma['status'], gamma['exit']) == ('gamma', 'CRASH',
-								     run.progress.PAST_DEADLINE)
+								     runner.progress.PAST_DEADLINE)
 	assert gamma['reason'] == (
 		'kunit.py exec did not end within 0.5 s of its guest timeout (1 s), or printed one '
 		'line 100,000 times in a row, and was killed; its console parser may loop on this '
@@ -574,8 +578,8 @@ def test_a_rerun_that_never_ends_does_not_make_a_failure_flaky(rf, monkeypatch):
 	f.ctl_write('x86_64', 'console', FAILING)
 	f.ctl_write('x86_64', 'console@alpha.two', ktap_console(('alpha', [('two', 'ok')])))
 	f.ctl_write('x86_64', 'hang@alpha.two', '')
-	rc = run.main(f.args('--arch', 'x86_64', '--no-ccache', '--rerun-failures', '1',
-			     '--suite-timeout', '1'))
+	rc = runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache', '--rerun-failures', '1',
+			     '--suite-timeout', '1')))
 	assert rc == 1
 	v = verdict(f, 'x86_64')
 	assert v['status'] == 'FAIL' and v['flaky'] == [] and v['failures'] == ['alpha.two: FAILURE']
@@ -588,14 +592,14 @@ def test_crash_rerun_applies_the_case_part_of_the_filter(rf):
 	f = rf
 	f.ctl_write('x86_64', 'console', CRASHING)
 	f.ctl_write('x86_64', 'list', 'beta.q\ngamma.q\n')
-	run.main(f.args('--arch', 'x86_64', '--no-ccache', '*.q'))
+	runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache', '*.q')))
 	assert [c['glob'] for c in f.calls('exec')] == ['*.q', '*.q', 'gamma.q']
 
 
 def test_crash_rerun_when_nothing_is_listed(rf):
 	f = rf
 	f.ctl_write('x86_64', 'console', CRASHING)
-	run.main(f.args('--arch', 'x86_64', '--no-ccache'))
+	runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache')))
 	assert [c['list'] for c in f.calls('exec')] == [False, True]
 	v = verdict(f, 'x86_64')
 	assert v['status'] == 'CRASH'
@@ -606,7 +610,7 @@ def test_crash_rerun_when_nothing_is_listed(rf):
 def test_crash_in_the_last_suite_needs_no_other_boot(rf):
 	f = rf
 	f.ctl_write('x86_64', 'console', ktap_console(ALPHA, ('beta', [('p', 'ok'), ('q', None)])))
-	run.main(f.args('--arch', 'x86_64', '--no-ccache'))
+	runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache')))
 	assert len(f.calls('exec')) == 1
 	v = verdict(f, 'x86_64')
 	assert v['status'] == 'CRASH' and v['boots'] == []
@@ -616,7 +620,7 @@ def test_no_crash_rerun_and_no_ktap(rf):
 	f = rf
 	f.ctl_write('x86_64', 'console', CRASHING)
 	f.ctl_write('arm', 'console', 'Booting Linux\nKernel panic - not syncing: Fatal exception\n')
-	run.main(f.args('--arch', 'x86_64,arm', '--no-ccache', '--no-crash-rerun'))
+	runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64,arm', '--no-ccache', '--no-crash-rerun')))
 	assert len(f.calls('exec', 'x86_64')) == 1
 	assert len(f.calls('exec', 'arm')) == 1         # no KTAP: nothing to continue after
 	assert verdict(f, 'x86_64')['status'] == 'CRASH'
@@ -631,7 +635,7 @@ def test_a_hang_is_continued_like_a_crash(rf):
 	f.ctl_write('arm64', 'exec@beta', 'done\n')
 	f.ctl_write('arm64', 'list', 'alpha.one\nalpha.two\nbeta.p\n')
 	f.ctl_write('arm64', 'console@beta', ktap_console(('beta', [('p', 'ok')])))
-	run.main(f.args('--arch', 'arm64', '--no-ccache'))
+	runner.main(plan.RunRequest.from_args(f.args('--arch', 'arm64', '--no-ccache')))
 	v = verdict(f, 'arm64')
 	assert v['status'] == 'TIMEOUT'
 	assert [b['filter'] for b in v['boots']] == ['', 'beta']
@@ -647,7 +651,7 @@ def test_rerun_failures_off_by_default(rf):
 	f.ctl_write('x86_64', 'console', FAILING)
 	args = f.args('--arch', 'x86_64', '--no-ccache')
 	assert args.rerun_failures == 0 and args.suite_timeout == 120
-	run.main(args)
+	runner.main(plan.RunRequest.from_args(args))
 	assert len(f.calls('exec')) == 1
 	v = verdict(f, 'x86_64')
 	assert v['status'] == 'FAIL' and v['flaky'] == [] and v['boots'] == []
@@ -658,7 +662,7 @@ def test_a_failure_that_passes_on_its_own_is_flaky(rf, capsys):
 	f.ctl_write('x86_64', 'console', FAILING)
 	f.ctl_write('x86_64', 'console@alpha.two.1', ktap_console(('alpha', [('two', 'not ok')])))
 	f.ctl_write('x86_64', 'console@alpha.two.2', ktap_console(('alpha', [('two', 'ok')])))
-	rc = run.main(f.args('--arch', 'x86_64', '--no-ccache', '--rerun-failures', '3'))
+	rc = runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache', '--rerun-failures', '3')))
 	assert rc == 1                                   # a flaky test fails the run
 	assert [c['glob'] for c in f.calls('exec')] == ['', 'alpha.two', 'alpha.two']
 	v = verdict(f, 'x86_64')
@@ -670,7 +674,7 @@ def test_a_failure_that_passes_on_its_own_is_flaky(rf, capsys):
 	s = summary(f)
 	assert s['arches'][0]['status'] == 'FLAKY' and s['arches'][0]['flaky'] == ['alpha.two']
 	out = capsys.readouterr().out
-	table = run.format_table([run.ArchResult(**a) for a in s['arches']])
+	table = runner.format_table([model.ArchResult(**a) for a in s['arches']])
 	assert table in out
 	assert table.splitlines()[0].split()[6] == 'flaky'
 	assert table.splitlines()[2].split()[:7] == ['x86_64', 'FLAKY', '4', '0', '0', '0', '1']
@@ -691,7 +695,7 @@ def test_a_failure_that_keeps_failing_stays_a_failure(rf):
 		('alpha', [('one', 'not ok'), ('two', 'not ok'), ('three', 'ok')])))
 	f.ctl_write('x86_64', 'console@alpha.one', ktap_console(('alpha', [('one', 'not ok')])))
 	f.ctl_write('x86_64', 'console@alpha.two', ktap_console(('alpha', [('two', 'ok')])))
-	rc = run.main(f.args('--arch', 'x86_64', '--no-ccache', '--rerun-failures', '2'))
+	rc = runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache', '--rerun-failures', '2')))
 	assert rc == 1
 	assert [c['glob'] for c in f.calls('exec')] == ['', 'alpha.one', 'alpha.one', 'alpha.two']
 	assert all('--timeout=120' in c['argv'] for c in f.calls('exec')[1:])
@@ -704,12 +708,12 @@ def test_a_failure_that_keeps_failing_stays_a_failure(rf):
 def test_flaky_and_compare(rf, tmp_path, capsys):
 	f = rf
 	f.ctl_write('x86_64', 'console', ktap_console(ALPHA))
-	assert run.main(f.args('--arch', 'x86_64', '--no-ccache')) == 0
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache'))) == 0
 	bdir = tmp_path / 'bl'
 	baseline.write_baselines(f.results, f.tree, bdir)
 	f.ctl_write('x86_64', 'console', FAILING)
 	f.ctl_write('x86_64', 'console@alpha.two', ktap_console(('alpha', [('two', 'ok')])))
-	assert run.main(f.args('--arch', 'x86_64', '--no-ccache', '--rerun-failures', '1')) == 1
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache', '--rerun-failures', '1'))) == 1
 	rc, [c], _ = baseline.compare(f.results, f.tree, bdir)
 	assert rc == 0                                    # flaky: not a regression
 	assert c.flaky == [('alpha.two', 'pass')] and c.new == [('beta.p', 'pass'), ('beta.q', 'pass')]
@@ -722,7 +726,7 @@ def test_config_hash_and_qemu_in_the_verdict(rf, monkeypatch):
 	f.ctl_write('arm', 'config', 'CONFIG_KUNIT=y\n')
 	f.ctl_write('arm', 'console', ktap_console(ALPHA))
 	f.ctl_write('arm64', 'build_rc', '1')
-	run.main(f.args('--arch', 'arm,arm64', '--no-ccache'))
+	runner.main(plan.RunRequest.from_args(f.args('--arch', 'arm,arm64', '--no-ccache')))
 	v = verdict(f, 'arm')
 	assert v['config_hash'] == hashlib.sha256(b'CONFIG_KUNIT=y\n').hexdigest()
 	assert v['qemu'] == 'QEMU for arm'
@@ -737,7 +741,7 @@ def test_run_summary_has_the_cross_arch_divergence(rf, capsys):
 	f = rf
 	f.ctl_write('x86_64', 'console', ktap_console(ALPHA))
 	f.ctl_write('i386', 'console', FAILING)
-	rc = run.main(f.args('--arch', 'x86_64,i386', '--no-ccache'))
+	rc = runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64,i386', '--no-ccache')))
 	assert rc == 1
 	div = summary(f)['divergence']
 	assert div['no_results'] == {}
@@ -752,7 +756,7 @@ def test_run_summary_has_the_cross_arch_divergence(rf, capsys):
 def test_one_arch_run_has_no_divergence(rf, capsys):
 	f = rf
 	f.ctl_write('x86_64', 'console', FAILING)
-	run.main(f.args('--arch', 'x86_64', '--no-ccache'))
+	runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache')))
 	assert 'divergence' not in summary(f)
 	assert 'Cross-arch divergence' not in capsys.readouterr().out
 
@@ -762,28 +766,28 @@ def test_run_compare(rf, tmp_path, capsys):
 	bdir = tmp_path / 'bl'
 	bdir.mkdir()          # a --baseline-dir that does not exist is refused (issue #17)
 	f.ctl_write('x86_64', 'console', ktap_console(ALPHA))
-	assert run.main(f.args('--arch', 'x86_64', '--no-ccache', '--compare',
-			       '--baseline-dir', str(bdir))) == 0
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache', '--compare',
+			       '--baseline-dir', str(bdir)))) == 0
 	assert 'x86_64: no baseline' in capsys.readouterr().out
 	baseline.write_baselines(f.results, f.tree, bdir)
-	assert run.main(f.args('--arch', 'x86_64', '--no-ccache', '--compare',
-			       '--baseline-dir', str(bdir))) == 0
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache', '--compare',
+			       '--baseline-dir', str(bdir)))) == 0
 	assert 'compare: no regressions' in capsys.readouterr().out
 	f.ctl_write('x86_64', 'console', FAILING)
-	assert run.main(f.args('--arch', 'x86_64', '--no-ccache', '--compare',
-			       '--baseline-dir', str(bdir))) == 1
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache', '--compare',
+			       '--baseline-dir', str(bdir)))) == 1
 	assert 'REGRESSION  alpha.two: pass -> fail' in capsys.readouterr().out
 
 
 def test_run_compare_default_baseline_dir(rf, tmp_path, monkeypatch, capsys):
 	f = rf
 	f.ctl_write('x86_64', 'console', ktap_console(ALPHA))
-	run.main(f.args('--arch', 'x86_64', '--no-ccache'))
+	runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache')))
 	baseline.write_baselines(f.results, f.tree, paths.KUNIT_DIR / 'baselines')
 	assert (f.repo / 'kunit' / 'baselines' / 'x86_64.json').is_file()
 	f.ctl_write('x86_64', 'console', ktap_console(('alpha', [('one', 'ok'), ('two', 'ok'),
 								 ('three', None)])))
-	assert run.main(f.args('--arch', 'x86_64', '--no-ccache', '--compare')) == 1
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache', '--compare'))) == 1
 	assert 'REGRESSION  alpha.three: pass -> crash' in capsys.readouterr().out
 
 
@@ -794,13 +798,13 @@ def test_run_parser_new_flags():
 		args.no_crash_rerun) == (2, 60, True, 'x', True)
 	args = cli.build_parser().parse_args(['run'])
 	assert (args.rerun_failures, args.suite_timeout, args.compare, args.no_crash_rerun) == (
-		0, run.DEFAULT_SUITE_TIMEOUT, False, False)
-	assert args.timeout is None and run.guest_timeout(args) == 300
+		0, plan.DEFAULT_SUITE_TIMEOUT, False, False)
+	assert args.timeout is None and plan.RunOptions.from_args(args).guest_timeout() == 300
 
 
 def test_format_table_without_flakes_is_unchanged():
-	rs = [run.ArchResult('x86_64', 'PASS', passed=3)]
-	assert run.format_table(rs).splitlines()[0].split() == [
+	rs = [model.ArchResult('x86_64', 'PASS', passed=3)]
+	assert runner.format_table(rs).splitlines()[0].split() == [
 		'arch', 'status', 'passed', 'failed', 'skipped', 'crashed', 'build', 's', 'run', 's']
 
 
@@ -810,20 +814,20 @@ def test_format_table_without_flakes_is_unchanged():
 def test_merge_boots_replaces_never_started_suites(parser_tree):
 	first = parse_console(parser_tree, CRASHING.splitlines(), 'CRASH: panic')
 	assert [s.name for s in first] == ['alpha', 'beta', 'suite_3', 'suite_4']
-	assert all(baseline.placeholder_suite(s) for s in first[2:])
+	assert all(model.placeholder_suite(s) for s in first[2:])
 	gamma = parse_console(parser_tree, ktap_console(('gamma', [('x', 'ok')])).splitlines())
-	merged = baseline.merge_boots(first, [gamma])
+	merged = model.merge_boots(first, [gamma])
 	assert [s.name for s in merged] == ['alpha', 'beta', 'gamma']
-	assert baseline.merge_boots(first, []) == first
-	assert baseline.case_map(first) == {'alpha.one': 'pass', 'alpha.two': 'pass',
+	assert model.merge_boots(first, []) == first
+	assert model.case_map(first) == {'alpha.one': 'pass', 'alpha.two': 'pass',
 					    'alpha.three': 'pass', 'beta.p': 'pass', 'beta.q': 'crash'}
 
 
 def test_listed_tests_pattern():
 	lines = ['$ kunit.py exec --list_tests', '[07:01:00] Starting KUnit Kernel (1/1)...',
 		 'alpha.one', 'beta.p', 'KTAP version 1', '[07:01:02] Elapsed time: 1.0s']
-	assert [l for l in lines if rerun.LISTED.match(l)] == ['alpha.one', 'beta.p']
-	assert rerun._suites_in_order(['a.x', 'a.y', 'b.z', 'a.w']) == ['a', 'b']
+	assert [l for l in lines if kunit_tool.LISTED.match(l)] == ['alpha.one', 'beta.p']
+	assert laterboots._suites_in_order(['a.x', 'a.y', 'b.z', 'a.w']) == ['a', 'b']
 
 
 def test_config_hash_of_older_results_from_the_build_dir(tmp_path, parser_tree):
@@ -855,7 +859,7 @@ def test_config_hash_of_older_results_from_the_build_dir(tmp_path, parser_tree):
 def test_after_a_crash_every_file_counts_the_same_cases(rf):
 	f = rf
 	stage_crash(f, delta='not ok')
-	run.main(f.args('--arch', 'x86_64', '--no-ccache'))
+	runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache')))
 	v = verdict(f, 'x86_64')
 	root = ET.parse(f.results / 'junit.xml').getroot()
 	suites = {ts.get('name') for ts in root.iter('testsuite')}

@@ -10,8 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from bklkunit import bench, cli, deps, paths, run
-from bklkunit.errors import UserError
+from bklkunit import cli
+from bklkunit.analysis import bench
+from bklkunit.base import deps, paths
+from bklkunit.base.errors import UserError
+from bklkunit.run import plan
 from conftest import git, read_data
 from test_run import fake, with_ccache  # noqa: F401 (fixtures: repo fragments, stub controls)
 
@@ -19,7 +22,7 @@ EDIT = 'fs/autofs/tests/autofs_kunit.c'
 ORIGINAL = b'// SPDX-License-Identifier: GPL-2.0\n/* the autofs suite */\nint x;\n'
 
 # tools/testing/kunit/kunit.py of the fake tree: `run` (the plain side),
-# `build` and `exec` (ours, through run.py).  Each call is logged with the
+# `build` and `exec` (ours, through runner.py).  Each call is logged with the
 # edit file's hash as it saw it; <ctl>/fail_<verb> makes a verb fail, and
 # <ctl>/fail_edited fails every verb while the edit is in.
 STUB = r'''
@@ -104,7 +107,7 @@ def b(fake, tmp_path, monkeypatch, kernel_tree):
 	git(bb.main, 'commit', '-q', '-m', 'pristine + series')
 	bb.head = git(bb.main, 'rev-parse', 'HEAD').strip()
 	(fake.ctl / 'console').write_text(read_data('console_pass.log'))
-	monkeypatch.setattr(bench, 'prepared_tree', lambda args: (bb.main, bb.head))
+	monkeypatch.setattr(bench, 'prepared_tree', lambda o: (bb.main, bb.head))
 	monkeypatch.setattr(deps, 'ensure', lambda pkgs, allow_install=True: None)
 	monkeypatch.setattr(paths, 'PATCH_DIR', tmp_path / 'no-patches')
 	real = bench._execute
@@ -131,7 +134,7 @@ def verbs(calls):
 
 
 def test_rows_run_alternately_and_never_together(b, capsys):
-	rc = bench.main(b.args())
+	rc = bench.main(bench.BenchOptions.from_args(b.args()))
 	out = capsys.readouterr().out
 	assert rc == 0, out
 	calls = b.calls()
@@ -144,7 +147,7 @@ def test_rows_run_alternately_and_never_together(b, capsys):
 		assert f'--build_dir={b.lay.build("plain", "x86_64")}' in c['argv']
 		assert c['ccache_dir'] == str(b.lay.ccache('plain'))
 		assert [a for a in c['argv'] if a.startswith('--kunitconfig=')] == [
-			f'--kunitconfig={k}' for k in run.kunitconfigs('x86_64', [])]
+			f'--kunitconfig={k}' for k in plan.kunitconfigs('x86_64', [])]
 		assert c['argv'][0] == '--arch=x86_64'
 		assert not any(a.startswith(('--qemu_args', '--json', '--jobs')) for a in c['argv'])
 		# Plain is kunit.py as a developer types it: no printk.time=1.
@@ -163,13 +166,13 @@ def test_rows_run_alternately_and_never_together(b, capsys):
 
 
 def test_ours_first(b):
-	assert bench.main(b.args('--ours-first', '--rows', 'cold,warm')) == 0
+	assert bench.main(bench.BenchOptions.from_args(b.args('--ours-first', '--rows', 'cold,warm'))) == 0
 	assert verbs(b.calls()) == ['build', 'exec', 'run', 'exec', 'run']
 	assert b.json()['order'] == 'ours first'
 
 
 def test_same_guest_gives_plain_our_qemu_args(b):
-	assert bench.main(b.args('--same-guest', '--rows', 'warm')) == 0
+	assert bench.main(bench.BenchOptions.from_args(b.args('--same-guest', '--rows', 'warm'))) == 0
 	[plain] = b.calls('run')
 	assert '--qemu_args=-smp 2' in plain['argv']
 	[ex] = b.calls('exec')
@@ -181,10 +184,10 @@ def test_same_guest_gives_plain_our_qemu_args(b):
 
 
 def test_dry_run_shows_the_same_guest(b, capsys):
-	assert bench.main(b.args('--dry-run', '--same-guest', '--rows', 'warm')) == 0
+	assert bench.main(bench.BenchOptions.from_args(b.args('--dry-run', '--same-guest', '--rows', 'warm'))) == 0
 	[plain] = [l for l in capsys.readouterr().out.splitlines() if l.startswith('plain: ')]
 	assert '--qemu_args=-smp 2' in plain and '--kernel_args=printk.time=1' in plain
-	assert bench.main(b.args('--dry-run', '--rows', 'warm')) == 0
+	assert bench.main(bench.BenchOptions.from_args(b.args('--dry-run', '--rows', 'warm'))) == 0
 	[plain] = [l for l in capsys.readouterr().out.splitlines() if l.startswith('plain: ')]
 	assert '--qemu_args' not in plain and '--kernel_args' not in plain
 
@@ -198,7 +201,7 @@ def test_cold_empties_only_under_cache_bench(b):
 	for p in inside + outside:
 		p.parent.mkdir(parents=True, exist_ok=True)
 		p.write_bytes(b'old')
-	assert bench.main(b.args('--rows', 'cold')) == 0
+	assert bench.main(bench.BenchOptions.from_args(b.args('--rows', 'cold'))) == 0
 	for p in inside:
 		assert not p.exists() or p.read_bytes() != b'old', p      # rebuilt, or gone
 	assert not (lay.ccache('plain') / 'a').exists() and not (lay.ccache('ours') / 'a').exists()
@@ -208,10 +211,10 @@ def test_cold_empties_only_under_cache_bench(b):
 
 
 def test_warm_does_not_empty(b):
-	assert bench.main(b.args('--rows', 'cold')) == 0
+	assert bench.main(bench.BenchOptions.from_args(b.args('--rows', 'cold'))) == 0
 	keep = b.lay.ccache('plain') / 'keep'
 	keep.write_text('x')
-	assert bench.main(b.args('--rows', 'warm')) == 0
+	assert bench.main(bench.BenchOptions.from_args(b.args('--rows', 'warm'))) == 0
 	assert keep.exists()
 
 
@@ -236,7 +239,7 @@ def test_empty_refuses_anything_else(tmp_path):
 
 
 def test_both_sides_build_the_same_edit_and_it_is_undone(b):
-	assert bench.main(b.args()) == 0
+	assert bench.main(bench.BenchOptions.from_args(b.args())) == 0
 	src_file = b.lay.src / EDIT
 	assert src_file.read_bytes() == ORIGINAL
 	assert (b.main / EDIT).read_bytes() == ORIGINAL          # the work tree: never touched
@@ -255,7 +258,7 @@ def test_both_sides_build_the_same_edit_and_it_is_undone(b):
 
 def test_edit_is_undone_when_the_row_fails(b, capsys):
 	(b.f.ctl / 'fail_edited').write_text('')
-	rc = bench.main(b.args())
+	rc = bench.main(bench.BenchOptions.from_args(b.args()))
 	assert rc == 1
 	assert (b.lay.src / EDIT).read_bytes() == ORIGINAL
 	doc = b.json()
@@ -270,17 +273,17 @@ def test_edit_is_undone_when_the_bench_is_interrupted(b, monkeypatch):
 		raise KeyboardInterrupt
 	monkeypatch.setattr(bench, 'run_ours', boom)
 	with pytest.raises(KeyboardInterrupt):
-		bench.main(b.args('--rows', 'edit'))
+		bench.main(bench.BenchOptions.from_args(b.args('--rows', 'edit')))
 	assert (b.lay.src / EDIT).read_bytes() == ORIGINAL
 	doc = b.json()                                  # written even so
 	assert doc['rows'] == [] and doc['edits'][0]['restored'] is True
 
 
 def test_a_leftover_edit_is_reset_by_the_next_bench(b):
-	assert bench.main(b.args('--rows', 'warm')) == 0
+	assert bench.main(bench.BenchOptions.from_args(b.args('--rows', 'warm'))) == 0
 	(b.lay.src / EDIT).write_bytes(ORIGINAL + b'int leftover;\n')     # a killed bench
 	(b.lay.src / 'stray.o').write_bytes(b'')
-	assert bench.main(b.args('--rows', 'warm')) == 0
+	assert bench.main(bench.BenchOptions.from_args(b.args('--rows', 'warm'))) == 0
 	assert (b.lay.src / EDIT).read_bytes() == ORIGINAL
 	assert not (b.lay.src / 'stray.o').exists()
 
@@ -307,7 +310,7 @@ def test_edited_restores_bytes_exactly(tmp_path):
 
 def test_edit_file_must_exist(b):
 	with pytest.raises(UserError, match='no such file'):
-		bench.main(b.args('--edit-file', 'fs/autofs/tests/nope.c'))
+		bench.main(bench.BenchOptions.from_args(b.args('--edit-file', 'fs/autofs/tests/nope.c')))
 
 
 def test_an_edit_is_not_a_comment():
@@ -407,7 +410,7 @@ def test_breakdown_lines():
 
 
 def test_json_output(b):
-	assert bench.main(b.args()) == 0
+	assert bench.main(bench.BenchOptions.from_args(b.args())) == 0
 	doc = b.json()
 	for key in ('date', 'host', 'head', 'source', 'profile', 'arches', 'ccache', 'limit_pct',
 		    'source_tree_seconds', 'commands', 'rows', 'goals', 'edits'):
@@ -442,7 +445,7 @@ def test_exit_status_flags_overhead(b, monkeypatch, capsys):
 		s.wall += 100.0
 		return s
 	monkeypatch.setattr(bench, 'run_ours', slow)
-	assert bench.main(b.args('--rows', 'warm', '--limit', '2')) == 1
+	assert bench.main(bench.BenchOptions.from_args(b.args('--rows', 'warm', '--limit', '2'))) == 1
 	assert b.json()['rows'][0]['flagged'] is True
 	assert 'Overhead above 2%: x86_64 warm' in capsys.readouterr().out
 
@@ -451,7 +454,7 @@ def test_exit_status_flags_overhead(b, monkeypatch, capsys):
 
 
 def test_dry_run_touches_nothing(b, capsys):
-	assert bench.main(b.args('--dry-run', '--arch', 'x86_64,arm')) == 0
+	assert bench.main(bench.BenchOptions.from_args(b.args('--dry-run', '--arch', 'x86_64,arm'))) == 0
 	out = capsys.readouterr().out
 	assert not b.lay.root.exists() and b.calls() == []
 	assert f'empty {b.lay.build("plain", "arm")}' in out
@@ -460,7 +463,7 @@ def test_dry_run_touches_nothing(b, capsys):
 
 
 def test_commands_with_ccache(b, with_ccache):
-	args = b.args()
+	args = bench.BenchOptions.from_args(b.args())
 	plain = bench.plain_command(b.lay, 'arm64', args)
 	assert '--make_options=CC=ccache aarch64-linux-gnu-gcc' in plain
 	assert '--cross_compile=aarch64-linux-gnu-' in plain
@@ -469,22 +472,23 @@ def test_commands_with_ccache(b, with_ccache):
 	assert ours[ours.index('--build-dir') + 1] == str(b.lay.root / 'ours')
 	assert ours[ours.index('--tree') + 1] == str(b.lay.src)
 	assert ours[ours.index('--jobs') + 1] == str(len(os.sched_getaffinity(0)))
-	off = b.args('--ccache', 'off')
+	off = bench.BenchOptions.from_args(b.args('--ccache', 'off'))
 	assert not any(a.startswith('--make_options') for a in bench.plain_command(b.lay, 'arm64', off))
 	assert '--no-ccache' in bench.ours_command(b.lay, 'arm64', off, Path('/r'))
 	env = bench.plain_env(b.lay)
 	assert env['CCACHE_DIR'] == str(b.lay.ccache('plain'))
-	assert env['KBUILD_BUILD_TIMESTAMP'] == run.build_env(b.cache)['KBUILD_BUILD_TIMESTAMP']
+	assert env['KBUILD_BUILD_TIMESTAMP'] == plan.build_env(b.cache)['KBUILD_BUILD_TIMESTAMP']
 
 
 def test_profile_fragments_and_unsupported_arch(b, capsys):
 	(b.f.repo / 'kunit/profiles/kasan.config').write_text('CONFIG_KASAN=y\n')
-	plain = bench.plain_command(b.lay, 'x86_64', b.args('--profile', 'kasan'))
+	plain = bench.plain_command(b.lay, 'x86_64',
+				     bench.BenchOptions.from_args(b.args('--profile', 'kasan')))
 	assert f'--kunitconfig={b.f.repo / "kunit/profiles/kasan.config"}' in plain
 	assert '--kernel_args=kasan_multi_shot' in plain
 	assert '--kernel_args=printk.time=1' not in plain
 	with pytest.raises(UserError, match='no arch'):
-		bench.main(b.args('--profile', 'kasan', '--arch', 'i386'))
+		bench.main(bench.BenchOptions.from_args(b.args('--profile', 'kasan', '--arch', 'i386')))
 
 
 def test_parse_rows():

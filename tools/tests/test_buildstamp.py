@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from bklkunit import buildstamp, run
+from bklkunit.run import buildinputs
 from conftest import git
 from test_run import STUB, fake  # noqa: F401 (the fixture)
 
@@ -42,7 +42,7 @@ def test_an_unchanged_rerun_does_not_build(gfake):
 	r, out = gfake.run_arch('x86_64')
 	assert r.status == 'PASS' and not r.build_skipped and builds(gfake) == 1
 	bdir = gfake.cache / 'build' / 'debian' / 'x86_64'
-	assert (bdir / buildstamp.STAMP).is_file()
+	assert (bdir / buildinputs.STAMP).is_file()
 	r, out = gfake.run_arch('x86_64')
 	assert builds(gfake) == 1, 'built again with nothing changed'
 	assert r.build_skipped and r.status == 'PASS', r.reason
@@ -105,8 +105,8 @@ def test_any_input_change_rebuilds(gfake, monkeypatch, change):
 	elif change == 'ccache':
 		monkeypatch.setattr(shutil, 'which', lambda name: '/usr/bin/ccache')
 	elif change == 'toolchain':
-		real = buildstamp._first_line
-		monkeypatch.setattr(buildstamp, '_first_line',
+		real = buildinputs._first_line
+		monkeypatch.setattr(buildinputs, '_first_line',
 				    lambda cmd: 'GNU ld 2.41' if cmd[0].endswith('ld') else real(cmd))
 	n = builds(gfake)
 	r, _ = gfake.run_arch('x86_64', *argv)
@@ -129,7 +129,7 @@ def test_a_failed_build_is_never_skipped(gfake):
 	gfake.scenario('x86_64', build='build_compile_error.log', build_rc=1)
 	r, _ = gfake.run_arch('x86_64')
 	assert r.status == 'BUILD_FAILED'
-	assert not (bdir / buildstamp.STAMP).exists()      # the old stamp is gone too
+	assert not (bdir / buildinputs.STAMP).exists()      # the old stamp is gone too
 	(gfake.tree / 'fs/autofs/tests/autofs_kunit.c').write_text('// a test\n')
 	gfake.scenario('x86_64', console='console_pass.log')
 	r, _ = gfake.run_arch('x86_64')
@@ -142,7 +142,7 @@ def test_a_tree_without_git_always_builds(fake):
 	fake.run_arch('x86_64')
 	fake.run_arch('x86_64')
 	assert len(fake.calls('build')) == 2
-	assert buildstamp.tree_fingerprint(fake.tree) is None
+	assert buildinputs.tree_fingerprint(fake.tree) is None
 
 
 def test_fingerprint(tmp_path):
@@ -152,27 +152,27 @@ def test_fingerprint(tmp_path):
 	git(t, 'init', '-q')
 	git(t, 'add', 'a.c')
 	git(t, 'commit', '-q', '-m', 'a')
-	clean = buildstamp.tree_fingerprint(t)
-	assert clean and clean == buildstamp.tree_fingerprint(t)
+	clean = buildinputs.tree_fingerprint(t)
+	assert clean and clean == buildinputs.tree_fingerprint(t)
 	(t / 'a.c').write_text('b\n')
-	edited = buildstamp.tree_fingerprint(t)
+	edited = buildinputs.tree_fingerprint(t)
 	(t / 'a.c').write_text('c\n')                       # same size, other bytes
-	assert buildstamp.tree_fingerprint(t) not in (clean, edited)
+	assert buildinputs.tree_fingerprint(t) not in (clean, edited)
 	(t / 'a.c').write_text('a\n')
-	assert buildstamp.tree_fingerprint(t) == clean
+	assert buildinputs.tree_fingerprint(t) == clean
 	# An in-tree build's worth of stray files: not hashed, so never skipped.
-	for i in range(buildstamp.MAX_DIRTY + 1):
+	for i in range(buildinputs.MAX_DIRTY + 1):
 		(t / f'{i}.o').write_bytes(b'')
-	assert buildstamp.tree_fingerprint(t) is None
+	assert buildinputs.tree_fingerprint(t) is None
 
 
 def test_stamp_is_versioned(gfake):
 	gfake.run_arch('x86_64')
-	stamp = gfake.cache / 'build' / 'debian' / 'x86_64' / buildstamp.STAMP
+	stamp = gfake.cache / 'build' / 'debian' / 'x86_64' / buildinputs.STAMP
 	doc = json.loads(stamp.read_text())
-	assert doc['inputs']['version'] == buildstamp.VERSION
+	assert doc['inputs']['version'] == buildinputs.VERSION
 	assert not any(a.startswith('--jobs=') for a in doc['inputs']['command'])
-	doc['inputs']['version'] = buildstamp.VERSION + 1
+	doc['inputs']['version'] = buildinputs.VERSION + 1
 	stamp.write_text(json.dumps(doc))
 	gfake.run_arch('x86_64')
 	assert builds(gfake) == 2

@@ -4,17 +4,22 @@ the tool's arches, profiles and series."""
 
 import yaml  # python3-yaml: deps.TEST_PACKAGES
 
-from bklkunit import ciconfig, cli, merge, paths, profiles, seriesplan, tree
+from bklkunit import cli
+from bklkunit.base import paths
+from bklkunit.ci import merge, pipeline
+from bklkunit.run import profiles
+from bklkunit.series import checkplan
+from bklkunit.source import tree
 
 SERIES = tree.read_series(paths.PATCH_DIR)
 
 
 def committed():
-	return yaml.safe_load(ciconfig.FILE.read_text())
+	return yaml.safe_load(pipeline.FILE.read_text())
 
 
 def test_the_committed_file_is_the_generators_output():
-	assert ciconfig.FILE.read_text() == ciconfig.render(ciconfig.Pipeline()), (
+	assert pipeline.FILE.read_text() == pipeline.render(pipeline.Pipeline()), (
 		'.gitlab-ci.yml is out of date: ./tools/kunit.py ci-config -o .gitlab-ci.yml')
 
 
@@ -40,10 +45,10 @@ def test_run_jobs_are_every_arch_and_profile_that_exists():
 def test_series_shards_cover_the_series():
 	doc = committed()
 	n = int(doc['series']['variables']['SHARDS'])
-	assert n == ciconfig.DEFAULT_SHARDS == int(doc['variables']['BKL_CI_SHARDS'])
+	assert n == pipeline.DEFAULT_SHARDS == int(doc['variables']['BKL_CI_SHARDS'])
 	shards = doc['series']['parallel']['matrix'][0]['SHARD']
 	assert shards == [str(k) for k in range(1, n + 1)]
-	ranges = [seriesplan.shard_range(k, n, len(SERIES)) for k in range(1, n + 1)]
+	ranges = [checkplan.shard_range(k, n, len(SERIES)) for k in range(1, n + 1)]
 	covered = [i for first, last in ranges for i in range(first, last + 1)]
 	assert covered == list(range(1, len(SERIES) + 1))
 	assert '--shard=$SHARD/$SHARDS' in doc['series']['script'][0]
@@ -64,14 +69,14 @@ def test_every_job_keeps_its_results_and_merge_runs_always():
 
 
 def test_job_count():
-	pl = ciconfig.Pipeline()
+	pl = pipeline.Pipeline()
 	runs = sum(len(a) for _, a in pl.matrix())
 	# default on all 8, kasan on 5 (not i386, powerpc64, m68k), kcsan on 4
 	# (x86_64, arm64, s390x, powerpc64), faults on 7 (not m68k).
 	assert [(p, len(a)) for p, a in pl.matrix()] == [('default', 8), ('kasan', 5), ('kcsan', 4),
 							 ('faults', 7)]
 	assert runs == 24
-	assert len(pl.jobs()) == 1 + 1 + runs + ciconfig.DEFAULT_SHARDS + 1 + 1 + 1
+	assert len(pl.jobs()) == 1 + 1 + runs + pipeline.DEFAULT_SHARDS + 1 + 1 + 1
 
 
 def test_a_reduced_pipeline_from_options(tmp_path, capsys):
@@ -105,10 +110,10 @@ def test_bad_options_write_nothing(tmp_path, capsys):
 
 def test_scalars_read_back_as_written():
 	for s in ('4', 'true', 'a: b', 'x #y', '-x', '[a]', 'ci-results/', '"q"', 'a,b', '1.5', 'on'):
-		assert yaml.safe_load(f'k: {ciconfig._scalar(s)}')['k'] == s
-		assert yaml.safe_load(f'k: [{ciconfig._scalar(s, flow=True)}]')['k'] == [s]
+		assert yaml.safe_load(f'k: {pipeline._scalar(s)}')['k'] == s
+		assert yaml.safe_load(f'k: [{pipeline._scalar(s, flow=True)}]')['k'] == [s]
 
 
 def test_yaml_is_a_test_package():
-	from bklkunit import deps
+	from bklkunit.base import deps
 	assert 'python3-yaml' in deps.TEST_PACKAGES

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from bklkunit import cli, jsonout, run, rundir
+from bklkunit import cli, jsonout
+from bklkunit.results import rundir
+from bklkunit.run import plan, runner
 from test_baseline import ALPHA, ktap_console, write_results
 from test_run import fake, main_env  # noqa: F401,F811  (fixtures)
 
@@ -134,7 +136,7 @@ def test_the_build_command_is_logged_shell_quoted_and_so_in_kcidb(main_env):
 	f = main_env
 	f.scenario('x86_64', console='console_pass.log')
 	weird = 'CONFIG_CMDLINE="quiet loglevel=3"'
-	assert run.main(f.args('--arch', 'x86_64', '--kconfig-add', weird)) == 0
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--kconfig-add', weird))) == 0
 	first = (f.results / 'x86_64' / 'build.log').read_text().splitlines()[0]
 	assert first.startswith('$ ')
 	argv = shlex.split(first[2:])           # the line runs again as it was run

@@ -6,7 +6,10 @@ import re
 
 import pytest
 
-from bklkunit import ab, commitmsg, mail, paths, seriescheck, tree
+from bklkunit.analysis import ab
+from bklkunit.base import paths
+from bklkunit.series import checkseries, mail
+from bklkunit.source import commitmsg, tree
 from conftest import commit, git
 
 PATCH = '''\
@@ -78,7 +81,7 @@ def test_a_fixes_line_in_the_body_is_not_a_tag_but_its_citation_is_checked():
 	text = PATCH.replace('Mainline: 0123456789ab ("appletalk: made up").',
 			     'Fixes: 0123456789ab ("appletalk: made up")\nin the middle of prose.')
 	assert commitmsg.split(text).tags('Fixes') == ['Fixes: 1da177e4c3f4 ("Linux-2.6.12-rc2")']
-	n, bad = seriescheck.fixes_problems(text, {'1da177e4c3f4': 'Linux-2.6.12-rc2'})
+	n, bad = checkseries.fixes_problems(text, {'1da177e4c3f4': 'Linux-2.6.12-rc2'})
 	assert n == 2 and bad == ['cites 0123456789ab ("appletalk: made up"): not in '
 				  'upstream-commits.txt with that subject']
 
@@ -106,7 +109,7 @@ def test_every_reader_of_a_message_splits_it_with_commitmsg(monkeypatch, tmp_pat
 	p.write_text(PATCH)
 	mail.cc_stable(PATCH)
 	mail.message_words(PATCH)
-	seriescheck.fixes_problems(PATCH, {})
+	checkseries.fixes_problems(PATCH, {})
 	tree.patch_subject(p)
 	assert calls == [PATCH] * 4
 	main = tmp_path / 'repo'

@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from bklkunit import (covbaseline, coverage, covreport, covtable, gcovdump, gcovinit,
-		      lcovinfo, plan, umlgcov)
-from bklkunit.export import html, kcidb
-from bklkunit.results import ArchResult, ArchRun, ArchStatus
+from bklkunit.compare import covbaseline
+from bklkunit.coverage import gcovdump, gcovinit, lcovinfo, measure, scope, table, umlgcov
+from bklkunit.results.export import html, kcidb
+from bklkunit.results.model import ArchResult, ArchStatus
+from bklkunit.run import plan
 
 DATA = Path(__file__).resolve().parent / 'data' / 'coverage'
 
@@ -54,7 +55,7 @@ def test_gcov_profile_expression_under_make(tmp_path):
 	profiled directories and below; a file's own := n still wins."""
 	(tmp_path / 'Makefile').write_text(MAKE_TOP)
 	(tmp_path / 'sub.mk').write_text(MAKE_SUB)
-	out = subprocess.run(['make', '-s', '-C', str(tmp_path), coverage.make_option()],
+	out = subprocess.run(['make', '-s', '-C', str(tmp_path), scope.make_option()],
 			     capture_output=True, text=True, check=True).stdout.split('\n')
 	assert out[:7] == ['fs/ufs y [plain]', 'fs/ufs/tests y [plain]', 'net/appletalk y [plain]',
 			   'lib/kunit y [plain]', 'fs/ext4 n [plain]', 'fs/ufsx n [plain]',
@@ -68,7 +69,7 @@ def test_gcov_profile_expression_compiles_a_file(tmp_path):
 	(tmp_path / 'sub2.mk').write_text(
 		'all:\n\t@echo $(obj) [$(if $(patsubst n%,,$(GCOV_PROFILE_x.o)$(GCOV_PROFILE)),'
 		'-fprofile-arcs,)]\n')
-	out = subprocess.run(['make', '-s', '-C', str(tmp_path), coverage.make_option()],
+	out = subprocess.run(['make', '-s', '-C', str(tmp_path), scope.make_option()],
 			     capture_output=True, text=True, check=True).stdout.split('\n')
 	assert out[0] == 'fs/ufs [-fprofile-arcs]'
 	assert out[4] == 'fs/ext4 []'
@@ -79,8 +80,8 @@ def test_build_and_exec_commands(tmp_path):
 	p = plan.ArchPlan(tmp_path / 'linux', 'x86_64', tmp_path / 'b', tmp_path / 'out', o,
 			  plan.kunitconfigs('x86_64', (), with_coverage=True))
 	build = p.build_command()
-	assert f'--make_options={coverage.make_option()}' in build
-	assert f'--kunitconfig={coverage.fragment("x86_64")}' in build
+	assert f'--make_options={scope.make_option()}' in build
+	assert f'--kunitconfig={scope.fragment("x86_64")}' in build
 	assert '--arch=x86_64' in build
 	p.qemu_config = tmp_path / 'b' / 'cfg.py'
 	ex = p.exec_command()
@@ -90,19 +91,19 @@ def test_build_and_exec_commands(tmp_path):
 			  plan.kunitconfigs('um', (), with_coverage=True))
 	assert not any('GCOV_PROFILE' in a for a in u.build_command())
 	assert '--arch=um' in u.exec_command()
-	assert coverage.fragment('um').name == 'uml.config'
-	assert 'CONFIG_GCOV=y' in coverage.fragment('um').read_text().splitlines()
+	assert scope.fragment('um').name == 'uml.config'
+	assert 'CONFIG_GCOV=y' in scope.fragment('um').read_text().splitlines()
 
 
 def test_measured_files():
 	kunit = ['lib/kunit/watch.c', 'lib/kunit/thread.c']
-	assert coverage.measured('fs/ufs/inode.c', kunit)
-	assert coverage.measured('net/appletalk/ddp.c', kunit)
-	assert coverage.measured('lib/kunit/watch.c', kunit)
-	assert not coverage.measured('lib/kunit/test.c', kunit)         # KUnit itself
-	assert not coverage.measured('lib/kunit/watch-test.c', kunit)   # a suite
-	assert not coverage.measured('fs/ufs/tests/image_kunit.c', kunit)
-	assert not coverage.measured('fs/ext4/inode.c', kunit)
+	assert scope.measured('fs/ufs/inode.c', kunit)
+	assert scope.measured('net/appletalk/ddp.c', kunit)
+	assert scope.measured('lib/kunit/watch.c', kunit)
+	assert not scope.measured('lib/kunit/test.c', kunit)         # KUnit itself
+	assert not scope.measured('lib/kunit/watch-test.c', kunit)   # a suite
+	assert not scope.measured('fs/ufs/tests/image_kunit.c', kunit)
+	assert not scope.measured('fs/ext4/inode.c', kunit)
 
 
 # ------------------------------------------------------- the console dump
@@ -307,7 +308,7 @@ def test_subtract_leaves_what_the_suites_did():
 	# Lines only the boot ran (the init function) are named, and left out
 	# of the second percentage.
 	mine.path = 'fs/ufs/inode.c'
-	doc = covreport.summarize({'fs/ufs/inode.c': mine}, [],
+	doc = measure.summarize({'fs/ufs/inode.c': mine}, [],
 				  {'fs/ufs/inode.c': boot['/t/fs/ufs/inode.c']})
 	f = doc['files']['fs/ufs/inode.c']
 	assert f['boot_only_lines'] == 2
@@ -331,16 +332,16 @@ def test_recorded_info_summarized():
 		r = p.split('/linux-6.12.118-1_deb12u1/', 1)[-1]
 		f.path = r
 		rel[r] = f
-	doc = covreport.summarize(rel, ['lib/kunit/watch.c', 'lib/kunit/thread.c',
+	doc = measure.summarize(rel, ['lib/kunit/watch.c', 'lib/kunit/thread.c',
 					'lib/kunit/fault.c'])
 	assert set(doc['subsystems']) <= {'ufs', 'appletalk', 'autofs', 'kunit'}
-	assert doc['files'] and all(coverage.subsystem_of(p) for p in doc['files'])
+	assert doc['files'] and all(scope.subsystem_of(p) for p in doc['files'])
 	assert not any('/tests/' in p for p in doc['files'])
 	t = doc['total']['lines']
 	assert 0 < t['hit'] <= t['total']
 	assert t['total'] == sum(f['lines']['total'] for f in doc['files'].values())
 	for p in doc['files']:
-		assert doc['files'][p]['goal'] == (p in coverage.GOAL_FILES)
+		assert doc['files'][p]['goal'] == (p in scope.GOAL_FILES)
 
 
 # ------------------------------------------------------- reports
@@ -360,20 +361,20 @@ COV = {'total': {'lines': {'hit': 80, 'total': 100, 'percent': 80.0},
 
 
 def test_page_has_the_per_file_table_and_links():
-	r = ArchRun('x86_64', ArchStatus.PASS, coverage=COV)
-	u = ArchRun('um', ArchStatus.PASS, coverage={'error': 'the suites boot left no .gcda'})
+	r = ArchResult('x86_64', ArchStatus.PASS, coverage=COV)
+	u = ArchResult('um', ArchStatus.PASS, coverage={'error': 'the suites boot left no .gcda'})
 	page = '\n'.join(html.coverage_section([r, u]))
 	assert 'href="x86_64/coverage/html/index.html"' in page
 	assert '<tr data-file="fs/ufs/inode.c">' in page and '80.0%' in page and '50.0%' in page
 	assert 'um: coverage not measured: the suites boot left no .gcda' in page
-	assert html.coverage_section([ArchRun('x86_64', ArchStatus.PASS)]) == []
+	assert html.coverage_section([ArchResult('x86_64', ArchStatus.PASS)]) == []
 
 
 def test_kcidb_misc_and_text_table():
 	assert kcidb.kcidb_coverage(COV, 'x86_64')['total']['lines']['percent'] == 80.0
 	assert kcidb.kcidb_coverage(COV, 'x86_64')['html'] == 'x86_64/coverage/html/index.html'
 	assert kcidb.kcidb_coverage({}, 'x86_64') is None
-	text = covtable.format_run([ArchResult('x86_64', coverage=COV)])
+	text = table.format_run([ArchResult('x86_64', coverage=COV)])
 	assert 'fs/ufs/inode.c *' in text and '80/100 80.0%' in text and '[total]' in text
 
 
@@ -407,7 +408,7 @@ def test_coverage_refused_with_kasan_and_kcsan(tmp_path, capsys):
 		assert rc == 2 and err.count('\n') == 1
 		assert f'--coverage with --profile {prof}:' in err
 	assert not (tmp_path / 'c').exists()
-	assert coverage.profile_problem('default') == coverage.profile_problem('faults') == ''
+	assert scope.profile_problem('default') == scope.profile_problem('faults') == ''
 
 
 def test_coverage_refused_on_an_arch_without_its_init(tmp_path, capsys):

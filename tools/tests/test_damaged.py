@@ -14,7 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from bklkunit import ab, baseline, cli, run, rundir
+from bklkunit import cli
+from bklkunit.analysis import ab
+from bklkunit.compare import baseline
+from bklkunit.results import model, rundir
 from conftest import read_data
 from test_baseline import ALPHA, ktap_console, write_results
 
@@ -48,7 +51,7 @@ def _no_probe(monkeypatch):
 
 
 def pass_run(root: Path, parser_tree: Path, arch: str = 'x86_64') -> Path:
-	"""A PASS run of console_pass.log, with its ktap.log, as run.main writes it."""
+	"""A PASS run of console_pass.log, with its ktap.log, as runner.main writes it."""
 	rdir = write_results(root, parser_tree, {arch: PASS_LOG})
 	(rdir / arch / 'ktap.log').write_text(PASS_LOG)
 	s = json.loads((rdir / 'summary.json').read_text())
@@ -191,7 +194,7 @@ def test_ab_does_not_take_a_damaged_side_for_a_pass(damaged, parser_tree, tmp_pa
 	pass_run(rdir / 'a', parser_tree)
 	(rdir / 'b').parent.mkdir(parents=True, exist_ok=True)
 	bad.rename(rdir / 'b')
-	x = ab.ArchAB('x86_64', run.ArchResult('x86_64', 'PASS'), run.ArchResult('x86_64', 'PASS'))
+	x = ab.ArchAB('x86_64', model.ArchResult('x86_64', 'PASS'), model.ArchResult('x86_64', 'PASS'))
 	ab.compare_sides(rdir, parser_tree, parser_tree, [x], '')
 	assert any('B (series)' in p and 'summary.json says PASS' in p for p in x.problems), \
 		x.problems

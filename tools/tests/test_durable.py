@@ -17,8 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from bklkunit import ab, atomic, baseline, clean, cli, merge, paths, run, rundir, seriesresults
-from bklkunit.errors import UserError
+from bklkunit import cli
+from bklkunit.analysis import ab
+from bklkunit.base import atomic, paths
+from bklkunit.base.errors import UserError
+from bklkunit.ci import merge
+from bklkunit.compare import baseline
+from bklkunit.results import rundir, seriesjob
+from bklkunit.run import clean, plan, runner
 from conftest import read_data
 from test_baseline import ALPHA, BETA, ktap_console, write_results
 from test_ab import abf  # noqa: F401  (fixture)
@@ -102,15 +108,15 @@ def test_a_new_file_that_cannot_be_written_is_not_there(tmp_path, monkeypatch):
 # place and renamed whole, the kernel's autogroup knob.
 IN_PLACE = {
 	('bench.py', "with open(log, 'w') as f:"),
-	('selftest.py', "with open(log, 'w') as f:"),
+	('gate.py', "with open(log, 'w') as f:"),
 	('progress.py', "with open(log, 'w') as f:"),
 	('progress.py', "with open(f'/proc/{pid}/autogroup', 'w') as f:"),
-	('seriescheck.py', "log.write_text('')"),
-	('seriesmodules.py', "log.write_text('')"),
-	('seriesmodules.py', "with open(log, 'a') as f:"),
-	('seriescheck.py', "with open(log, 'a') as f:"),
-	('covreport.py', "log.write_text('')"),
-	('covreport.py', "with open(log, 'a') as f:"),
+	('checkseries.py', "log.write_text('')"),
+	('modulescheck.py', "log.write_text('')"),
+	('modulescheck.py', "with open(log, 'a') as f:"),
+	('checkseries.py', "with open(log, 'a') as f:"),
+	('measure.py', "log.write_text('')"),
+	('measure.py', "with open(log, 'a') as f:"),
 	('merge.py', 'os.rename(tmp, out)'),
 	('tree.py', 'src.rename(dest)'),
 	('fixtures.py', "with open(root / path, 'wb') as fh:"),
@@ -126,7 +132,7 @@ WRITES = re.compile(r"\.write_(text|bytes)\(|\bopen\([^)]*'[wa]b?'|os\.(replace|
 def test_every_result_file_goes_through_the_one_writer():
 	"""No module writes a file in place or has an atomic writer of its own,
 	but for IN_PLACE."""
-	pkg = Path(rundir.__file__).parent
+	pkg = Path(rundir.__file__).parents[1]
 	found = set()
 	for p in sorted(pkg.rglob('*.py')):
 		if p.name == 'atomic.py':
@@ -192,7 +198,7 @@ def interrupted(main_env, monkeypatch):
 	finished, arm has its logs and half a console, arm64 never started."""
 	f = main_env
 	f.scenario('x86_64', console='console_pass.log')
-	real = run.run_arch
+	real = runner.run_arch
 
 	def run_arch(ktree, arch, bdir, out, *a, **kw):
 		if arch == 'arm':
@@ -202,9 +208,9 @@ def interrupted(main_env, monkeypatch):
 			(out / 'console.log').write_text(cut(read_data('console_pass.log'), '    ok 2'))
 			raise KeyboardInterrupt
 		return real(ktree, arch, bdir, out, *a, **kw)
-	monkeypatch.setattr(run, 'run_arch', run_arch)
+	monkeypatch.setattr(runner, 'run_arch', run_arch)
 	with pytest.raises(KeyboardInterrupt):
-		run.main(f.args('--arch', 'x86_64,arm,arm64', '--parallel', '1'))
+		runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64,arm,arm64', '--parallel', '1')))
 	assert not (f.results / 'summary.json').exists()
 	assert (f.results / rundir.PLAN).is_file() and (f.results / 'x86_64' / 'verdict.json').is_file()
 	return f
@@ -327,7 +333,7 @@ def test_a_status_the_tool_does_not_know_never_reads_as_a_pass(tmp_path, parser_
 def test_results_written_now_carry_their_format(main_env):
 	f = main_env
 	f.scenario('x86_64', console='console_pass.log')
-	assert run.main(f.args('--arch', 'x86_64')) == 0
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64'))) == 0
 	for name in ('summary.json', 'run.json', 'x86_64/verdict.json'):
 		text = (f.results / name).read_text()
 		assert text.startswith('{\n "format": 1,\n'), name
@@ -344,10 +350,10 @@ def test_run_json_and_series_json_and_baselines_of_a_newer_format_are_refused(tm
 	with pytest.raises(UserError, match=r'run.json: format 3'):
 		merge.read_job(rdir)
 	f = tmp_path / 'series.json'
-	seriesresults.write_series_job(f, seriesresults.SeriesJob(patches=3))
+	seriesjob.write_series_job(f, seriesjob.SeriesJob(patches=3))
 	edit(f, format=2)
 	with pytest.raises(UserError, match=r'series.json: format 2, written by a newer kunit.py'):
-		seriesresults.read_series_job(f)
+		seriesjob.read_series_job(f)
 	bdir = tmp_path / 'b'
 	bdir.mkdir()
 	(bdir / 'x86_64.json').write_text(json.dumps({'format': 2, 'cases': {'a.b': 'pass'}}))
@@ -364,7 +370,7 @@ def test_run_json_and_series_json_and_baselines_of_a_newer_format_are_refused(tm
 def hold(lock: Path):
 	"""A process that holds lock as a build does (paths.locked) until its
 	stdin closes; returns once it holds it."""
-	code = ('import sys; from pathlib import Path; from bklkunit import paths\n'
+	code = ('import sys; from pathlib import Path; from bklkunit.base import paths\n'
 		f'with paths.locked(Path({str(lock)!r}), "a build"):\n'
 		'    print("held", flush=True); sys.stdin.read()\n')
 	proc = subprocess.Popen([sys.executable, '-c', code], stdin=subprocess.PIPE,
@@ -409,7 +415,7 @@ def test_a_build_waiting_for_a_lock_clean_removed_locks_it_anew(tmp_path):
 	on that file locks the file made again, not the one removed (else a
 	second build could take the new one beside it)."""
 	lock = tmp_path / 'build' / 'k' / 'x86_64.lock'
-	code = ('import os, sys; from pathlib import Path; from bklkunit import paths\n'
+	code = ('import os, sys; from pathlib import Path; from bklkunit.base import paths\n'
 		f'lock = Path({str(lock)!r})\n'
 		'with paths.locked(lock, "the build directory"):\n'
 		'    print("held", os.stat(lock).st_ino, flush=True)\n'
@@ -465,7 +471,7 @@ def test_an_ab_stopped_between_arches_leaves_two_readable_sides(abf, monkeypatch
 	f = abf
 	for side in ('a', 'b'):
 		f.ctl_write(side, 'x86_64', 'console', ktap_console(ALPHA))
-	real = run.run_arch
+	real = runner.run_arch
 
 	def run_arch(ktree, arch, bdir, out, *a, **kw):
 		if arch == 'arm64':
@@ -473,9 +479,9 @@ def test_an_ab_stopped_between_arches_leaves_two_readable_sides(abf, monkeypatch
 			(out / 'build.log').write_text('$ kunit.py build\n')
 			raise KeyboardInterrupt
 		return real(ktree, arch, bdir, out, *a, **kw)
-	monkeypatch.setattr(run, 'run_arch', run_arch)
+	monkeypatch.setattr(runner, 'run_arch', run_arch)
 	with pytest.raises(KeyboardInterrupt):
-		ab.main(f.ab_args('--arch', 'x86_64,arm64', '--parallel', '1'))
+		ab.main(ab.AbRequest.from_args(f.ab_args('--arch', 'x86_64,arm64', '--parallel', '1')))
 	capsys.readouterr()
 	for side, arm64 in (('a', 'NOT_RUN'), ('b', 'ERROR')):
 		s = rundir.load_summary(f.results / side)

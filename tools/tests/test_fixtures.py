@@ -14,8 +14,10 @@ from typing import Callable, List
 
 import pytest
 
-from bklkunit import carried, cli, deps, fixturecmd, fixtures, paths
-from bklkunit.errors import UserError
+from bklkunit import cli
+from bklkunit.base import deps, paths
+from bklkunit.base.errors import UserError
+from bklkunit.ufsimage import command, csource, fixtures
 
 SPECS, _ = fixtures.load_recipe(fixtures.RECIPE)
 GOOD = [s.name for s in SPECS if s.role == 'good']
@@ -618,7 +620,7 @@ def test_a_wrong_move_is_not_written(tmp_path, monkeypatch, capsys):
 				       'cg_frsum [0, 7,') and '\n' not in str(e.value)
 	assert list((tmp_path / 'c' / 'fixtures').iterdir()) == []
 	monkeypatch.setattr(fixtures, 'relocate', real)
-	assert fixturecmd.main(['--cache-dir', str(tmp_path / 'c'), '--recipe', str(recipe),
+	assert command.main(['--cache-dir', str(tmp_path / 'c'), '--recipe', str(recipe),
 				'--verify', '--list']) == 0
 	out = capsys.readouterr().out
 	assert 'verify ufs2-le-4096-sb65536: ok' in out
@@ -765,65 +767,65 @@ def test_carried_round_trip(image_set):
 	"""derive -> C text -> parse -> expand gives every image back byte for byte,
 	and the C text is small: formula sectors are not stored."""
 	images = [img for img, _ in image_set.values()]
-	text = carried.emit_c(carried.derive_set(images), '20190105-3')
-	back = {c.name: c for c in carried.parse_c(text)}
+	text = csource.emit_c(csource.derive_set(images), '20190105-3')
+	back = {c.name: c for c in csource.parse_c(text)}
 	assert list(back) == [img.name for img in images]
 	for name, (_, buf) in image_set.items():
-		assert carried.expand(back[name], back) == buf, name
+		assert csource.expand(back[name], back) == buf, name
 	assert len(text) < 400_000
 	# a corrupted copy is its differences from the image it was made from
 	assert back['bad-magic'].base == 'ufs1-le-4096'
-	assert len(back['bad-magic'].data) <= 2 * carried.SECTOR
+	assert len(back['bad-magic'].data) <= 2 * csource.SECTOR
 	assert back['bad-truncated'].size == len(image_set['bad-truncated'][1])
 
 
 def test_carried_runs(image_set):
 	"""File runs are the formula with zeros past the end; nothing else is."""
 	_, buf = image_set['ufs1-le-4096']
-	c = carried.derive('ufs1-le-4096', buf)
+	c = csource.derive('ufs1-le-4096', buf)
 	files = {r.file for r in c.runs if r.file}
 	assert files == {'frags', 'direct', 'single', 'double'} | {f'tail{k}' for k in range(1, 8)}
 	prev_end = 0
 	for r in c.runs:
 		assert r.sector >= prev_end and r.count > 0
 		prev_end = r.sector + r.count
-	assert carried.file_sector('frags', 2, 1529) == \
+	assert csource.file_sector('frags', 2, 1529) == \
 		fixtures.content('frags', 1024, 505) + bytes(7)
 
 
 def test_parse_c_is_strict():
-	c = carried.Carried('x', 4096, '', [carried.Run(0, 1, '', 0, 0),
-					     carried.Run(2, 2, 'f', 0, 700)], b'\1' * 512)
-	text = carried.emit_c([c], 'v')
-	assert carried.expand(carried.parse_c(text)[0], {}) == \
-		b'\1' * 512 + bytes(512) + carried.file_sector('f', 0, 700) + \
-		carried.file_sector('f', 1, 700) + bytes(2048)
+	c = csource.Carried('x', 4096, '', [csource.Run(0, 1, '', 0, 0),
+					     csource.Run(2, 2, 'f', 0, 700)], b'\1' * 512)
+	text = csource.emit_c([c], 'v')
+	assert csource.expand(csource.parse_c(text)[0], {}) == \
+		b'\1' * 512 + bytes(512) + csource.file_sector('f', 0, 700) + \
+		csource.file_sector('f', 1, 700) + bytes(2048)
 	with pytest.raises(ValueError, match='not a run'):
-		carried.parse_c(text.replace('{ 2, 2, "f", 0, 700 }', '{ 2, 2, f, 0, 700 }'))
+		csource.parse_c(text.replace('{ 2, 2, "f", 0, 700 }', '{ 2, 2, f, 0, 700 }'))
 	with pytest.raises(ValueError, match='not xz bytes'):
-		carried.parse_c(text.replace('0x', '0y', 1))
+		csource.parse_c(text.replace('0x', '0y', 1))
 	with pytest.raises(ValueError, match='the table says 2 sectors'):
-		carried.parse_c(text.replace('.data_sectors = 1,', '.data_sectors = 2,'))
+		csource.parse_c(text.replace('.data_sectors = 1,', '.data_sectors = 2,'))
 
 
 def test_emitted_c_is_kernel_style():
 	"""What checkpatch --strict asks of every patch: a blank line after each
 	array, no line over 100 columns (tabs are 8); and costs() counts each
 	image from its comment to the next, blank lines inside included."""
-	c = carried.Carried('x', 4096, '', [carried.Run(0, 1, '', 0, 0),
-					     carried.Run(2, 2, 'f', 0, 700)], b'\1' * 512)
-	d = carried.Carried('y', 4096, 'x', [carried.Run(0, 8, '', 0, 0)], b'')
-	text = carried.emit_c([c, d], 'v')
+	c = csource.Carried('x', 4096, '', [csource.Run(0, 1, '', 0, 0),
+					     csource.Run(2, 2, 'f', 0, 700)], b'\1' * 512)
+	d = csource.Carried('y', 4096, 'x', [csource.Run(0, 8, '', 0, 0)], b'')
+	text = csource.emit_c([c, d], 'v')
 	lines = text.splitlines()
 	for i, line in enumerate(lines[:-1]):
 		if line == '};':
 			assert lines[i + 1] == '', f'line {i + 2}: no blank line after an array'
 		assert len(line.expandtabs(8)) <= 100, f'line {i + 1} is too long'
-	got = carried.costs(text)
+	got = csource.costs(text)
 	assert [name for name, _, _ in got] == ['x', 'y']
 	x_lines = got[0][1]
 	# comment, runs array (open, 2 runs, close), blank, xz array (open, data, close)
-	assert x_lines == 1 + 4 + 1 + 2 + len(carried._hex_lines(carried.compress(b'\1' * 512)))
+	assert x_lines == 1 + 4 + 1 + 2 + len(csource._hex_lines(csource.compress(b'\1' * 512)))
 	assert got[1][1] == 1 + 3        # comment, runs array of one run: no data
 	assert sum(b for _, _, b in got) < len(text)
 
@@ -850,29 +852,29 @@ def test_the_series_carries_exactly_these_images(image_set, tmp_path):
 	the images makefs makes now, every one byte for byte (regenerate it with
 	`kunit.py fixtures --emit-c tree` after a recipe change)."""
 	c_file = tmp_path / 'fixture_images.c'
-	c_file.write_text(_series_file(carried.C_PATH))
+	c_file.write_text(_series_file(csource.C_PATH))
 	images = [img for img, _ in image_set.values()]
-	assert carried.check(c_file, images) == []
+	assert csource.check(c_file, images) == []
 
 
 def test_check_names_what_differs(image_set, tmp_path):
 	images = [img for img, _ in image_set.values()]
-	c_list = carried.derive_set(images)
+	c_list = csource.derive_set(images)
 	c_list[0].data = bytes(len(c_list[0].data))         # every data sector zeroed
 	c_file = tmp_path / 'f.c'
-	text = carried.emit_c(c_list[:-1], 'v')               # and the last image left out
+	text = csource.emit_c(c_list[:-1], 'v')               # and the last image left out
 	c_file.write_text(text)
-	problems = carried.check(c_file, images)
+	problems = csource.check(c_file, images)
 	assert problems[0] == f'{images[0].name}: differs first at byte 0 (sector 0)'
 	assert problems[-1] == f'{images[-1].name}: not carried'
 	# the copies made of it differ too, where they read through to it
-	derived = carried.derive_set(images)
+	derived = csource.derive_set(images)
 	copies = [im.name for im, d in zip(images[:-1], derived) if im.corrupt and
 		  d.base == images[0].name]
 	assert sorted(p.split(':')[0] for p in problems[1:-1]) == sorted(copies)
 	c_file.write_text(text.replace(' },\n', ' }\n', 1))
-	assert carried.check(c_file, images)[0].startswith('not a carried image set: line ')
-	assert carried.check(tmp_path / 'none.c', images) == \
+	assert csource.check(c_file, images)[0].startswith('not a carried image set: line ')
+	assert csource.check(tmp_path / 'none.c', images) == \
 		['cannot read it: No such file or directory']
 
 
@@ -895,7 +897,7 @@ def test_linux_superblock_offsets_match_the_tree(kernel_tree):
 @needs_makefs
 def test_the_verb(tmp_path, capsys):
 	recipe = small_recipe(tmp_path, corrupt=[{'kind': 'cg-magic', 'from': 'ufs1-le-4096'}])
-	rc = fixturecmd.main(['--cache-dir', str(tmp_path / 'c'), '--recipe', str(recipe),
+	rc = command.main(['--cache-dir', str(tmp_path / 'c'), '--recipe', str(recipe),
 			      '--list', '--verify', '--emit-c', str(tmp_path / 'f.c'),
 			      '--check-c', str(tmp_path / 'f.c')])
 	out = capsys.readouterr().out
@@ -907,11 +909,11 @@ def test_the_verb(tmp_path, capsys):
 	assert f'Wrote {tmp_path / "f.c"}: ' in out
 	assert 'turns back into all 2 images byte for byte' in out
 	(tmp_path / 'f.c').write_text((tmp_path / 'f.c').read_text().replace('0x', '0X', 1))
-	rc = fixturecmd.main(['--cache-dir', str(tmp_path / 'c'), '--recipe', str(recipe),
+	rc = command.main(['--cache-dir', str(tmp_path / 'c'), '--recipe', str(recipe),
 			      '--check-c', str(tmp_path / 'f.c')])
 	assert rc == 1 and 'differs from the images' in capsys.readouterr().out
 	args = cli.build_parser().parse_args(['fixtures', '--rebuild', '--no-install'])
-	assert args.func is fixturecmd.cmd and args.rebuild and args.no_install
+	assert args.func is cli.cmd_fixtures and args.rebuild and args.no_install
 
 
 def test_verify_catches_a_changed_byte(image_set):

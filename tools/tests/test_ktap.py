@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from bklkunit import ktap
+from bklkunit.results import kunit_tool, verdicts
 from conftest import DATA, copy_parser, read_data
 
 
 def judge(parser_tree, name, kunit_output=''):
-	return ktap.judge(parser_tree, read_data(name).splitlines(keepends=True), kunit_output)
+	return verdicts.judge(parser_tree, read_data(name).splitlines(keepends=True), kunit_output)
 
 
 def test_all_pass(parser_tree):
@@ -70,7 +70,7 @@ def test_panic_mid_suite_is_a_crash(parser_tree):
 def test_fatal_exception_panic_alone_is_a_crash(parser_tree):
 	lines = [l for l in read_data('console_panic.log').splitlines()
 		 if 'BUG:' not in l and 'Oops' not in l]
-	v = ktap.judge(parser_tree, lines)
+	v = verdicts.judge(parser_tree, lines)
 	assert v.status == 'CRASH'
 	assert 'Kernel panic - not syncing: Fatal exception' in v.reason
 
@@ -78,7 +78,7 @@ def test_fatal_exception_panic_alone_is_a_crash(parser_tree):
 def test_panic_after_a_complete_run_is_still_a_crash(parser_tree):
 	lines = read_data('console_pass.log').splitlines()[:-1]
 	lines += ['[    0.514200] Kernel panic - not syncing: Attempted to kill init! exitcode=0x00000009']
-	v = ktap.judge(parser_tree, lines)
+	v = verdicts.judge(parser_tree, lines)
 	assert v.status == 'CRASH'
 	assert 'Attempted to kill init' in v.reason
 
@@ -100,7 +100,7 @@ def test_no_ktap_at_all_is_a_crash(parser_tree):
 
 
 def test_an_empty_console_is_a_crash(parser_tree):
-	v = ktap.judge(parser_tree, [])
+	v = verdicts.judge(parser_tree, [])
 	assert v.status == 'CRASH'
 	assert 'KTAP' in v.reason
 
@@ -118,7 +118,7 @@ def test_an_incomplete_top_level_plan_is_a_crash(parser_tree):
 	# Declares three suites, runs two complete ones, then goes silent.
 	lines = read_data('console_pass.log').replace('] 1..2\n', '] 1..3\n', 1).splitlines()
 	lines = [l for l in lines if 'System halted' not in l]
-	v = ktap.judge(parser_tree, lines)
+	v = verdicts.judge(parser_tree, lines)
 	assert v.status == 'CRASH'
 	assert 'incomplete' in v.reason
 
@@ -154,7 +154,7 @@ def test_filter_matching_nothing_is_no_tests(parser_tree):
 
 def test_crlf_console(parser_tree):
 	lines = [l + '\r\n' for l in read_data('console_fail.log').splitlines()]
-	v = ktap.judge(parser_tree, lines)
+	v = verdicts.judge(parser_tree, lines)
 	assert v.status == 'FAIL'
 	assert (v.passed, v.failed) == (9, 1)
 
@@ -166,12 +166,12 @@ def test_judge_keeps_the_parser_quiet(parser_tree, capsys):
 
 
 def test_parser_is_loaded_from_the_given_tree(parser_tree, tmp_path):
-	mod = ktap.parser_module(parser_tree)
+	mod = kunit_tool.parser_module(parser_tree)
 	assert Path(mod.__file__).parent == parser_tree / 'tools/testing/kunit'
-	assert ktap.parser_module(parser_tree) is mod            # cached
+	assert kunit_tool.parser_module(parser_tree) is mod            # cached
 	other = tmp_path / 'other-tree'
 	copy_parser(parser_tree, other)
-	mod2 = ktap.parser_module(other)
+	mod2 = kunit_tool.parser_module(other)
 	assert Path(mod2.__file__).parent == other / 'tools/testing/kunit'
 	assert str(parser_tree / 'tools/testing/kunit') not in sys.path
 	assert judge(other, 'console_pass.log').status == 'PASS'
@@ -181,13 +181,13 @@ def test_parser_is_loaded_from_the_given_tree(parser_tree, tmp_path):
 
 def test_a_tree_without_kunit_parser(tmp_path):
 	with pytest.raises(FileNotFoundError, match='kunit_parser.py'):
-		ktap.parser_module(tmp_path)
+		kunit_tool.parser_module(tmp_path)
 
 
 def test_a_tree_without_kunit_parser_does_not_break_the_loaded_one(parser_tree, tmp_path):
 	assert judge(parser_tree, 'console_pass.log').status == 'PASS'
 	with pytest.raises(FileNotFoundError):
-		ktap.parser_module(tmp_path / 'not-a-kernel')
+		kunit_tool.parser_module(tmp_path / 'not-a-kernel')
 	assert judge(parser_tree, 'console_pass.log').status == 'PASS'
 
 

@@ -6,8 +6,8 @@ import shutil
 import sys
 
 from conftest import DATA
-from bklkunit import kunit_tool
-from bklkunit.console import parse_console
+from bklkunit.results import kunit_tool
+from bklkunit.results.cases import parse_console
 
 
 def test_the_parser_is_a_private_quiet_copy(parser_tree, capsys):

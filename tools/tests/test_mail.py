@@ -10,8 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from bklkunit import cli, mail, paths, tree
-from bklkunit.errors import UserError
+from bklkunit import cli
+from bklkunit.base import paths
+from bklkunit.base.errors import UserError
+from bklkunit.series import checkplan, mail
+from bklkunit.source import tree
 
 from conftest import _REAL_CACHE, _REAL_DEBIAN_VERSION
 
@@ -453,15 +456,16 @@ def test_the_real_series_as_mail(real_cache, tmp_path):
 
 
 def test_check_series_runs_the_mail_check(monkeypatch, capsys):
-	"""The hook in seriescheck.main: `--checks=mail` runs mail.check on the
+	"""The hook in checkseries.main: `--checks=mail` runs mail.check on the
 	Checker and counts what it adds, whether or not the series applied."""
 	import argparse
-	from bklkunit import deps, seriescheck
+	from bklkunit.base import deps
+	from bklkunit.series import checkseries
 	calls = []
 
-	class FakeChecker(seriescheck.Checker):
-		def __init__(self, cache, args, opts=None):
-			self.args, self.results, self.patches = args, [], []
+	class FakeChecker(checkseries.Checker):
+		def __init__(self, cache, opts):
+			self.results, self.patches = [], []
 			self.main = Path('/nonexistent')
 			self.cache, self.opts, self.boots = cache, opts, []
 			self._pool = self._booting = self._kunit_tool_patched = None
@@ -475,12 +479,12 @@ def test_check_series_runs_the_mail_check(monkeypatch, capsys):
 		ch.add('mail stable', False, 'bad')
 	monkeypatch.setattr(deps, 'ensure', lambda *a, **k: None)
 	monkeypatch.setattr(tree, 'prepare', lambda *a, **k: None)
-	monkeypatch.setattr(seriescheck, 'Checker', FakeChecker)
+	monkeypatch.setattr(checkseries, 'Checker', FakeChecker)
 	monkeypatch.setattr(mail, 'check', fake_check)
 	args = argparse.Namespace(checks='mail', cache_dir=None, no_install=True,
 				  go7007_arch='all', verbose=False)
-	assert seriescheck.main(args) == 1
+	assert cli.cmd_check_series(args) == 1
 	assert len(calls) == 1
 	assert capsys.readouterr().out.splitlines()[-1] == '1 passed, 1 failed'
-	assert 'mail' in seriescheck.ALL_CHECKS
+	assert 'mail' in checkplan.ALL_CHECKS
 	assert {'git-email', 'libmailtools-perl'} <= set(deps.CHECK_PACKAGES)

@@ -2,7 +2,7 @@
 """merge: the results directories of many jobs as one, and report,
 compare and baseline on it; check-series' shards and series.json.
 
-Results directories are written as run.main writes them (test_baseline's
+Results directories are written as runner.main writes them (test_baseline's
 write_results and ktap_console); consoles are read by a copy of the real
 kunit_parser."""
 
@@ -13,9 +13,13 @@ from typing import Dict, Optional
 
 import pytest
 
-from bklkunit import baseline, cli, ktap, merge, rundir, seriesplan, seriesresults
-from bklkunit.errors import UserError
-from bklkunit.seriesresults import SeriesCheck, SeriesJob
+from bklkunit import cli
+from bklkunit.base.errors import UserError
+from bklkunit.ci import merge
+from bklkunit.compare import baseline
+from bklkunit.results import rundir, seriesjob, verdicts
+from bklkunit.results.seriesjob import SeriesCheck, SeriesJob
+from bklkunit.series import checkplan
 from test_baseline import ALPHA, BETA, ktap_console, write_results
 from test_report import schema, validate  # noqa: F401  (the schema fixture)
 
@@ -39,7 +43,7 @@ def job(root: Path, ktree: Path, consoles: Dict[str, Optional[str]], profile: st
 		e['profile'] = profile
 		console = consoles.get(e['arch'])
 		if console is not None:     # run counts the skips too (write_results does not)
-			e['skipped'] = ktap.judge(ktree, console.splitlines(keepends=True)).skipped
+			e['skipped'] = verdicts.judge(ktree, console.splitlines(keepends=True)).skipped
 		(rdir / e['arch'] / 'verdict.json').write_text(json.dumps(e, indent=1))
 	(rdir / 'summary.json').write_text(json.dumps(s, indent=1))
 	return rdir
@@ -301,13 +305,13 @@ def test_a_job_that_died_is_a_crash_never_a_pass(tmp_path, parser_tree, schema, 
 def series_job(root: Path, shard: str, patches: int, complete: bool = True,
 	       failed: bool = False) -> Path:
 	k, n = (int(x) for x in shard.split('/'))
-	first, last = seriesplan.shard_range(k, n, patches)
+	first, last = checkplan.shard_range(k, n, patches)
 	s = SeriesJob(series_hash=SERIES, kernel_version='6.12.118', debian_version='6.12.118-1~deb12u1',
 		      patches=patches, from_patch=first, to_patch=last, shard=shard, complete=complete,
 		      checks=[SeriesCheck('apply', True, '', 12.5),
 			      SeriesCheck(f'build 00{first:02d}-x.patch', not failed,
 					  'fs/ufs/inode.c: warning: unused' if failed else '', 30.0)])
-	seriesresults.write_series_job(root / 'series.json', s)
+	seriesjob.write_series_job(root / 'series.json', s)
 	return root
 
 
@@ -367,7 +371,7 @@ def test_a_single_run_directory_reads_as_it_always_did(tmp_path, parser_tree):
 def test_shards_are_contiguous_and_cover_the_series(patches, n):
 	if n > patches:
 		return
-	ranges = [seriesplan.shard_range(k, n, patches) for k in range(1, n + 1)]
+	ranges = [checkplan.shard_range(k, n, patches) for k in range(1, n + 1)]
 	assert ranges[0][0] == 1 and ranges[-1][1] == patches
 	assert all(b[0] == a[1] + 1 for a, b in zip(ranges, ranges[1:]))
 	sizes = [b - a + 1 for a, b in ranges]
@@ -385,13 +389,13 @@ def test_bad_shards(argv, msg):
 	p = cli.build_parser()
 	args = p.parse_args(['check-series'] + argv)
 	with pytest.raises(UserError, match=msg):
-		seriesplan.SeriesOptions.from_args(args, 68)
+		checkplan.SeriesOptions.from_args(args, 68)
 
 
 def test_a_shard_is_its_range():
 	args = cli.build_parser().parse_args(['check-series', '--shard', '2/4', '--build-config=lean',
 					      '--checks=apply,build'])
-	o = seriesplan.SeriesOptions.from_args(args, 68)
+	o = checkplan.SeriesOptions.from_args(args, 68)
 	assert (o.from_patch, o.to_patch, o.shard) == (18, 34, '2/4')
 	assert [i for i in range(68) if o.takes(i)] == list(range(17, 34))
 

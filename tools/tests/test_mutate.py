@@ -3,7 +3,7 @@
 trees (tools/tests/data/mutate/tree), the mutant's text, the journal that
 puts a file back after an interruption, verdicts from recorded per-case
 results, mutate.json and mutate.html, bad options.  No kernel is built:
-run.run_arch is a stand-in that looks at the tree while it "builds"."""
+runner.run_arch is a stand-in that looks at the tree while it "builds"."""
 
 import json
 import shutil
@@ -13,10 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from bklkunit import cli, mutate, mutsites, run, tree
-from bklkunit.errors import UserError
-from bklkunit.mutsites import Kind
-from bklkunit.results import ArchResult, ArchStatus, Case, Outcome
+from bklkunit import cli
+from bklkunit.analysis import mutate, mutsites
+from bklkunit.analysis.mutsites import Kind
+from bklkunit.base.errors import UserError
+from bklkunit.results.model import ArchResult, ArchStatus, Case, Outcome
+from bklkunit.run import runner
+from bklkunit.source import tree
 
 DATA_TREE = Path(__file__).resolve().parent / 'data' / 'mutate' / 'tree'
 
@@ -548,7 +551,7 @@ def test_bad_numbers_refused_by_the_parser(option, tmp_path, capsys):
 def test_subsystems_comma_list_in_a_stable_order(tmp_path):
 	args = cli.build_parser().parse_args(['mutate', '--subsystem', 'autofs,ufs',
 					      '--subsystem', 'ufs', '--list'])
-	o = mutate.check_arguments(args, tmp_path)
+	o = mutate.MutateOptions.from_args(args, tmp_path)
 	assert o.subsystems == ('ufs', 'autofs') and o.arch == 'x86_64'
 
 
@@ -567,7 +570,7 @@ def gitree(ktree):
 
 
 def fake_run_arch(seen, outcome):
-	"""run.run_arch as mutate calls it: records the mutated file's lines
+	"""runner.run_arch as mutate calls it: records the mutated file's lines
 	while it 'builds', writes a console of one passing or failing case."""
 	def run_arch(ktree, arch, build_dir, out, options, cache, fragments=None, tag=''):
 		out.mkdir(parents=True, exist_ok=True)
@@ -585,7 +588,7 @@ def fake_run_arch(seen, outcome):
 def test_whole_run_on_a_small_tree(gitree, tmp_path, monkeypatch, capsys):
 	cache = tmp_path / 'cache'
 	seen = []
-	monkeypatch.setattr(run, 'run_arch', fake_run_arch(seen, lambda st: 'root.c' not in st))
+	monkeypatch.setattr(runner, 'run_arch', fake_run_arch(seen, lambda st: 'root.c' not in st))
 
 	def outcomes(ktree, res, adir):
 		ok = res.status == ArchStatus.PASS
@@ -594,9 +597,9 @@ def test_whole_run_on_a_small_tree(gitree, tmp_path, monkeypatch, capsys):
 	args = cli.build_parser().parse_args(['mutate', '--subsystem', 'autofs', '--site', 'root.c:autofs_l',
 					      '--site', 'autofs_i.h', '--results-dir',
 					      str(tmp_path / 'r'), '--ccache-dir', str(tmp_path / 'cc')])
-	o = mutate.check_arguments(args, cache)
+	o = mutate.MutateOptions.from_args(args, cache)
 	prep = tree.Prepared(gitree, '6.12.118-1~deb12u1', '6.12.118', 'p', 'h', [], False)
-	rc = mutate._mutate(args, o, cache, prep)
+	rc = mutate._mutate(o, cache, prep)
 	assert rc == 0       # every site killed, or uncalled
 	doc = json.loads((tmp_path / 'r' / 'mutate.json').read_text())
 	got = {s['id']: s['verdict'] for s in doc['sites']}
@@ -627,15 +630,15 @@ def test_interrupted_run_leaves_the_tree_clean(gitree, tmp_path, monkeypatch):
 			raise KeyboardInterrupt
 		out.mkdir(parents=True, exist_ok=True)
 		return ArchResult(arch, status=ArchStatus.PASS)
-	monkeypatch.setattr(run, 'run_arch', run_arch)
+	monkeypatch.setattr(runner, 'run_arch', run_arch)
 	monkeypatch.setattr(mutate, 'case_outcomes', lambda k, r, a: {
 		'ufs_x.a': Case('ufs_x', 'a', status=Outcome.PASS)})
 	args = cli.build_parser().parse_args(['mutate', '--subsystem', 'ufs', '--results-dir',
 					      str(tmp_path / 'r')])
-	o = mutate.check_arguments(args, cache)
+	o = mutate.MutateOptions.from_args(args, cache)
 	prep = tree.Prepared(gitree, 'd', 'u', 'p', 'h', [], False)
 	with pytest.raises(KeyboardInterrupt):
-		mutate._mutate(args, o, cache, prep)
+		mutate._mutate(o, cache, prep)
 	assert subprocess.run(['git', '-C', str(gitree), 'status', '--porcelain'],
 			      capture_output=True, text=True).stdout == ''
 	doc = json.loads((tmp_path / 'r' / 'mutate.json').read_text())

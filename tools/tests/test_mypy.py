@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bklkunit import deps
+from bklkunit.base import deps
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / 'tools' / 'mypy.ini'

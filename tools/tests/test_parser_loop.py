@@ -36,8 +36,11 @@ import pytest
 # conftest first: it puts tools/ on sys.path, for the child too.
 from conftest import DATA, DEBVER, in_threads
 import test_damaged
-from bklkunit import cli, deps, ktap, kunit_tool, rundir, tree
-from bklkunit.console import parse_console
+from bklkunit import cli
+from bklkunit.base import deps
+from bklkunit.results import kunit_tool, rundir, verdicts
+from bklkunit.results.cases import parse_console
+from bklkunit.source import tree
 
 HARNESS_LIMIT = 300      # seconds a child may take before the test fails as hung
 CHILD_MEMORY = 2 << 30   # bytes of address space a child may have (the loop grows)
@@ -208,7 +211,7 @@ def test_a_line_taken_twice_at_the_end_is_read_with_an_empty_line_after(parser_t
 	d = kunit_tool.documents(parser_tree, TWICE_CONSOLE)
 	assert d.stuck == kunit_tool.Stuck(kunit_tool.TWICE, 10, '    ok 1 s', None)
 	assert d.popped == _pairs(kp, TWICE_CONSOLE) + [(11, '')]
-	v = ktap.judge(parser_tree, TWICE_CONSOLE, parsed=d)
+	v = verdicts.judge(parser_tree, TWICE_CONSOLE, parsed=d)
 	assert v.status == 'CRASH' and v.reason == (
 		"kunit_parser cannot read console.log as it is: at the end of the console it takes "
 		"line 10 ('ok 1 s') a second time; read as if an empty line followed")
@@ -267,7 +270,7 @@ def test_every_data_file_reads_as_before(parser_tree):
 def child_minimal(ktree: str) -> Dict[str, Any]:
 	lines = _lines(MINIMAL)
 	d = kunit_tool.documents(Path(ktree), lines)
-	v = ktap.judge(Path(ktree), lines, parsed=d)
+	v = verdicts.judge(Path(ktree), lines, parsed=d)
 	suites = parse_console(Path(ktree), lines, 'CRASH: stopped', parsed=d)
 	return {'stuck': d.stuck and [d.stuck.kind, d.stuck.at, d.stuck.text, d.stuck.read_to],
 		'status': v.status, 'reason': v.reason, 'ktap': v.ktap,
@@ -288,7 +291,7 @@ def child_plan(ktree: str) -> Dict[str, Any]:
 	lines = ['KTAP version 1', '1..99999999', '    KTAP version 1', '    # Subtest: s',
 		 '    1..3', '    ok 1 a']
 	d = kunit_tool.documents(Path(ktree), lines)
-	v = ktap.judge(Path(ktree), lines, parsed=d)
+	v = verdicts.judge(Path(ktree), lines, parsed=d)
 	return {'stuck': d.stuck and [d.stuck.kind, d.stuck.at, d.stuck.text, d.stuck.read_to],
 		'status': v.status, 'reason': v.reason}
 
@@ -361,7 +364,7 @@ def child_mutants(ktree: str) -> List[Dict[str, Any]]:
 		r['bare'], got = _bare(kp, lines, WATCH)
 		try:
 			d = kunit_tool.documents(kt, lines)
-			v = ktap.judge(kt, lines, parsed=d)
+			v = verdicts.judge(kt, lines, parsed=d)
 			suites = parse_console(kt, lines, attribute=False, parsed=d)
 		except Exception as e:     # noqa: BLE001 - reported by the test
 			r['error'] = repr(e)
@@ -425,7 +428,7 @@ def child_threads(ktree: str) -> Dict[str, Any]:
 		    _lines('real_x86_64_time.log')]
 
 	def read(lines: List[str]) -> Tuple[Any, ...]:
-		v = ktap.judge(kt, lines)
+		v = verdicts.judge(kt, lines)
 		return v.status, v.reason, _cases(parse_console(kt, lines, 'CRASH: stopped'))
 
 	alone = [read(c) for c in consoles]

@@ -6,7 +6,7 @@ from pathlib import Path
 import os
 import pytest
 
-from bklkunit import paths
+from bklkunit.base import paths
 
 QEMU4 = ['x86_64', 'i386', 'arm', 'arm64']
 NEW4 = ['s390x', 'powerpc64', 'riscv64', 'm68k']
@@ -176,7 +176,7 @@ def test_locked_makes_a_second_holder_wait_and_says_who_holds_it(tmp_path, capsy
 	# Another process holds the lock until told to let go: only once this
 	# one has found it held and starts to wait (no sleep, no deadline).
 	code = ('import sys; sys.path.insert(0, %r); from pathlib import Path; '
-		'from bklkunit import paths\n'
+		'from bklkunit.base import paths\n'
 		'with paths.locked(Path(%r), "x"):\n'
 		'    print("held", flush=True); sys.stdin.readline(); Path(%r).write_text("done")\n') % (
 			str(paths.REPO / 'tools'), str(lock), str(tmp_path / 'done'))
@@ -216,7 +216,7 @@ def test_locked_makes_a_second_holder_wait_and_says_who_holds_it(tmp_path, capsy
 	('m68k', {'gcc-m68k-linux-gnu', 'qemu-system-misc'}),
 ])
 def test_deps_of_the_new_arches(arch, want):
-	from bklkunit import deps
+	from bklkunit.base import deps
 	pkgs = deps.for_arches([arch])
 	assert want <= set(pkgs)
 	assert set(deps.BUILD_PACKAGES) <= set(pkgs)
@@ -225,7 +225,7 @@ def test_deps_of_the_new_arches(arch, want):
 
 
 def test_deps_of_all_and_of_the_default():
-	from bklkunit import deps
+	from bklkunit.base import deps
 	every = set(deps.for_arches(paths.parse_arches('all')))
 	for cross in ('arm-linux-gnueabihf', 'aarch64-linux-gnu', 's390x-linux-gnu',
 		      'powerpc64-linux-gnu', 'riscv64-linux-gnu', 'm68k-linux-gnu'):

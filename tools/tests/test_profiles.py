@@ -7,7 +7,11 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from bklkunit import baseline, cli, export, paths, profiles, run
+from bklkunit import cli
+from bklkunit.base import paths
+from bklkunit.compare import baseline
+from bklkunit.results import export
+from bklkunit.run import plan, profiles, runner
 from test_report import make_rdir
 from test_run import fake, main_env  # noqa: F401  (fixtures)
 
@@ -117,7 +121,7 @@ def test_parser_knows_the_profiles():
 
 def test_kunitconfigs_with_a_profile(fake):
 	(fake.repo / 'kunit/profiles/kasan.config').write_text('CONFIG_KASAN=y\n')
-	assert run.kunitconfigs('x86_64', [], 'kasan') == [
+	assert plan.kunitconfigs('x86_64', [], 'kasan') == [
 		fake.repo / '.kunitconfig', fake.repo / 'kunit/profiles/default.config',
 		fake.repo / 'kunit/profiles/kasan.config', fake.repo / 'kunit/arch/x86_64.config']
 
@@ -128,7 +132,7 @@ def test_kunitconfigs_with_a_profile(fake):
 def test_default_profile_is_what_it_was(main_env):
 	f = main_env
 	f.scenario('x86_64', console='console_pass.log')
-	assert run.main(f.args('--arch', 'x86_64', '--no-ccache')) == 0
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache'))) == 0
 	[b] = f.calls('build')
 	bdir = f.cache / 'build' / 'debian' / 'x86_64'
 	assert f'--build_dir={bdir}' in b['argv']
@@ -149,7 +153,7 @@ def test_kasan_profile_skips_i386(with_profiles, capsys):
 	f = with_profiles
 	f.scenario('x86_64', console='console_pass.log')
 	f.scenario('i386', console='console_pass.log')
-	rc = run.main(f.args('--arch', 'x86_64,i386', '--no-ccache', '--profile', 'kasan'))
+	rc = runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64,i386', '--no-ccache', '--profile', 'kasan')))
 	assert rc == 0                               # a skipped arch is not a failure
 	assert f.calls(arch='i386') == []            # ... nor is it built or booted
 	[b] = f.calls('build', 'x86_64')
@@ -175,8 +179,8 @@ def test_kasan_profile_skips_i386(with_profiles, capsys):
 def test_kcsan_profile_two_cpus_and_no_arm(with_profiles):
 	f = with_profiles
 	f.scenario('arm64', console='console_fail.log', exec_rc=1)
-	rc = run.main(f.args('--arch', 'arm,arm64', '--no-ccache', '--profile', 'kcsan',
-			     '--qemu-args', '-m 512'))
+	rc = runner.main(plan.RunRequest.from_args(f.args('--arch', 'arm,arm64', '--no-ccache', '--profile', 'kcsan',
+			     '--qemu-args', '-m 512')))
 	assert rc == 1                                # arm64 failed; arm does not hide it
 	[e] = f.calls('exec', 'arm64')
 	qemu = [a for a in e['argv'] if a.startswith('--qemu_args')]
@@ -187,14 +191,14 @@ def test_kcsan_profile_two_cpus_and_no_arm(with_profiles):
 
 def test_every_arch_skipped_is_exit_0(with_profiles):
 	f = with_profiles
-	assert run.main(f.args('--arch', 'i386', '--no-ccache', '--profile', 'kcsan')) == 0
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'i386', '--no-ccache', '--profile', 'kcsan'))) == 0
 	assert f.calls() == []
 
 
 def test_a_missing_fragment_is_a_user_error(main_env):
-	from bklkunit.errors import UserError
+	from bklkunit.base.errors import UserError
 	with pytest.raises(UserError, match='kasan.config'):
-		run.main(main_env.args('--arch', 'x86_64', '--profile', 'kasan'))
+		runner.main(plan.RunRequest.from_args(main_env.args('--arch', 'x86_64', '--profile', 'kasan')))
 
 
 # --------------------------------------------- reports and baselines of a profile
@@ -206,7 +210,7 @@ def skipped_rdir(tmp_path):
 		'x86_64': ('PASS', '', 'console_pass.log', 'build_ok.log'),
 		'i386': ('SKIPPED_PROFILE', 'profile kasan not run: no KASAN on 32-bit x86', None,
 			 None)}, profile='kasan')
-	# run.main writes no build.log and no console for a skipped arch.
+	# runner.main writes no build.log and no console for a skipped arch.
 	(rdir / 'i386' / 'build.log').unlink()
 	return rdir
 
@@ -266,7 +270,7 @@ def test_m68k_drops_only_what_it_cannot_have(kernel_tree):
 
 
 def test_kunitconfigs_use_the_arch_default_profile():
-	from bklkunit import plan
+	from bklkunit.run import plan
 	assert REAL_PROFILES / 'default-m68k.config' in plan.kunitconfigs('m68k', [], 'faults')
 	assert REAL_PROFILES / 'default.config' not in plan.kunitconfigs('m68k', [])
 	frags = plan.kunitconfigs('s390x', [], 'kasan')

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """Live progress: what the terminal or a CI log shows while kunit.py builds
-and boots (progress.py, through run._stream), with fake processes and a fake
+and boots (progress.py, through progress.stream), with fake processes and a fake
 clock."""
 
 import io
@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from bklkunit import cli, progress, run
+from bklkunit import cli
+from bklkunit.run import plan, progress
 from conftest import TOOLS, WATCHDOG, all_ended, deadline_after
 
 STAMP = r'\[\d\d:\d\d:\d\d\]'
@@ -234,7 +235,7 @@ def _stream_script(tmp_path, script, label, verbose=False, interval=30, stdin=''
 	src.write_text(stdin)
 	log = tmp_path / 'out.log'
 	cmd = ['sh', '-c', f'{sys.executable} {path} < {src}']
-	rc = run._stream(cmd, log, dict(os.environ), verbose, label, interval)
+	rc = progress.stream(cmd, log, dict(os.environ), verbose, label, interval)
 	return rc, log.read_text()
 
 
@@ -307,7 +308,7 @@ def test_stream_exit_status_and_tty(tmp_path, clock, monkeypatch):
 
 def test_progress_interval_option():
 	args = cli.build_parser().parse_args(['run'])
-	assert args.progress_interval == run.PROGRESS_INTERVAL == progress.INTERVAL == 30
+	assert args.progress_interval == plan.PROGRESS_INTERVAL == progress.INTERVAL == 30
 	args = cli.build_parser().parse_args(['run', '--progress-interval', '5'])
 	assert args.progress_interval == 5
 
@@ -513,7 +514,7 @@ def test_children_take_sigint_where_we_were_started_with_it_ignored():
 	child = ('import signal; print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)')
 	script = ('import signal, subprocess, sys\n'
 		  f'sys.path.insert(0, {str(TOOLS)!r})\n'
-		  'from bklkunit import progress\n'
+		  'from bklkunit.run import progress\n'
 		  'signal.signal(signal.SIGINT, signal.SIG_IGN)\n'
 		  f'subprocess.run([sys.executable, "-c", {child!r}])\n'
 		  'progress.let_children_take_sigint()\n'
@@ -536,7 +537,7 @@ def test_a_command_in_a_session_of_its_own_keeps_the_callers_niceness(tmp_path):
 		'import sys\n'
 		f'sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})\n'
 		'from pathlib import Path\n'
-		'from bklkunit import progress\n'
+		'from bklkunit.run import progress\n'
 		# stream() sets the group's niceness once the command started:
 		# the command waits for it (at most 10 s), then shows it.
 		'rc = progress.stream(["sh", "-c", WAIT],\n'

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import test_report
-from bklkunit import paths
+from bklkunit.base import paths
 
 
 def project_files():

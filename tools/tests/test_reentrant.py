@@ -7,8 +7,8 @@ exactly as it was loaded, and nothing may reach stdout."""
 import threading
 
 from conftest import DATA, in_threads
-from bklkunit import ktap
-from bklkunit.console import parse_console
+from bklkunit.results import kunit_tool, verdicts
+from bklkunit.results.cases import parse_console
 
 THREADS = 4
 ROUNDS = 12
@@ -23,12 +23,12 @@ def _consoles():
 
 def _read(tree, lines):
 	suites = parse_console(tree, lines, 'CRASH: stopped')
-	verdict = ktap.judge(tree, [l + '\n' for l in lines])
+	verdict = verdicts.judge(tree, [l + '\n' for l in lines])
 	return suites, verdict
 
 
 def test_parse_console_from_several_threads(parser_tree, capsys):
-	kp = ktap.parser_module(parser_tree)
+	kp = kunit_tool.parser_module(parser_tree)
 	before = {n: getattr(kp, n) for n in PARSER_FUNCTIONS}
 	printer = kp.stdout
 	printer_output = printer._output

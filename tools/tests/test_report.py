@@ -15,9 +15,12 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from bklkunit import cli, deps, export, ktap, paths, results, rundir, tree
-from bklkunit.console import parse_console
-from bklkunit.errors import UserError
+from bklkunit import cli
+from bklkunit.base import deps, paths
+from bklkunit.base.errors import UserError
+from bklkunit.results import export, kunit_tool, model, rundir, verdicts
+from bklkunit.results.cases import parse_console
+from bklkunit.source import tree
 from conftest import read_data
 
 # The KCIDB schema: $BKL_KUNIT_KCIDB_SCHEMA (a file), else shared/ beside
@@ -70,7 +73,7 @@ def test_cases_parameters_and_durations(parser_tree):
 		'autofs_protocol.autofs_test_negotiate/v4 only (min 4, max 4)',
 		'autofs_protocol.autofs_test_negotiate/v3 to v7 picks v5 (min 3, max 7)',
 		'autofs_protocol.autofs_test_read_end_refused']
-	assert len(c) == 10 and all(x.status == results.PASS for x in c.values())
+	assert len(c) == 10 and all(x.status == model.PASS for x in c.values())
 	p = c['autofs_protocol.autofs_test_negotiate/v4 only (min 4, max 4)']
 	assert (p.suite, p.name, p.params, p.label) == (
 		'autofs_protocol', 'autofs_test_negotiate', ('v4 only (min 4, max 4)',),
@@ -88,7 +91,7 @@ def test_cases_parameters_and_durations(parser_tree):
 def test_no_timestamps_no_durations(parser_tree):
 	suites = parse(parser_tree, without_timestamps(lines_of('console_pass.log')))
 	c = cases(suites)
-	assert len(c) == 10 and all(x.status == results.PASS for x in c.values())
+	assert len(c) == 10 and all(x.status == model.PASS for x in c.values())
 	assert all(x.duration is None for x in c.values())
 	assert all(s.duration is None for s in suites)
 
@@ -98,26 +101,26 @@ def test_a_real_console_without_timestamps(parser_tree):
 	# between the KTAP lines, eight parameters.
 	c = cases(parse(parser_tree, 'real_x86_64_notime.log'))
 	assert len(c) == 15
-	assert all(x.status == results.PASS and x.duration is None for x in c.values())
+	assert all(x.status == model.PASS and x.duration is None for x in c.values())
 	assert 'autofs_protocol.autofs_test_negotiate/inverted v5 to v3 picks v3 (min 5, max 3)' in c
 
 
 def test_failure_keeps_the_diagnostic_lines(parser_tree):
 	c = cases(parse(parser_tree, 'console_fail.log'))
 	f = c['autofs_protocol.autofs_test_no_pipe']
-	assert f.status == results.FAIL
+	assert f.status == model.FAIL
 	assert f.diagnostics == [
 		'# autofs_test_no_pipe: EXPECTATION FAILED at fs/autofs/autofs_kunit.c:301',
 		'Expected err == -EBADF, but',
 		'    err == 0 (0x0)',
 		'    -EBADF == -9 (0xfffffffffffffff7)']
 	assert f.summary() == '# autofs_test_no_pipe: EXPECTATION FAILED at fs/autofs/autofs_kunit.c:301'
-	assert sum(x.status == results.FAIL for x in c.values()) == 1
+	assert sum(x.status == model.FAIL for x in c.values()) == 1
 
 
 def test_a_failing_parameter(parser_tree):
 	c = cases(parse(parser_tree, 'console_param_fail.log'))
-	bad = [x for x in c.values() if x.status != results.PASS]
+	bad = [x for x in c.values() if x.status != model.PASS]
 	assert [x.row for x in bad] == ['autofs_protocol.autofs_test_negotiate/v4 only (min 4, max 4)']
 	assert bad[0].diagnostics[0].startswith('# autofs_test_negotiate: EXPECTATION FAILED')
 	# The parameterised case itself is not a row of its own.
@@ -130,7 +133,7 @@ def test_the_first_parameter_keeps_its_diagnostics(parser_tree):
 	c = cases(parse(parser_tree, 'console_param_first_fail.log'))
 	neg = 'autofs_protocol.autofs_test_negotiate'
 	first, second = c[neg + '/v3 only (min 3, max 3)'], c[neg + '/v4 only (min 4, max 4)']
-	assert (first.status, second.status) == (results.FAIL, results.FAIL)
+	assert (first.status, second.status) == (model.FAIL, model.FAIL)
 	assert first.diagnostics == [
 		'# autofs_test_negotiate: EXPECTATION FAILED at fs/autofs/autofs_kunit.c:250',
 		'Expected sbi->sub_version == c->sub_version, but',
@@ -139,7 +142,7 @@ def test_the_first_parameter_keeps_its_diagnostics(parser_tree):
 	assert second.diagnostics[-1] == '    c->sub_version == 4 (0x4)'
 	assert c[neg + '/v3 to v7 picks v5 (min 3, max 7)'].diagnostics == []
 	xml = ET.tostring(export.junit.junit_element(
-		[results.ArchRun('x86_64', 'FAIL', built=True,
+		[model.ArchResult('x86_64', 'FAIL', built=True,
 				 suites=parse(parser_tree, 'console_param_first_fail.log'))], {}),
 		encoding='unicode')
 	failures = [f for f in ET.fromstring(xml).iter('failure')]
@@ -148,26 +151,26 @@ def test_the_first_parameter_keeps_its_diagnostics(parser_tree):
 
 def test_skips_with_and_without_a_reason(parser_tree):
 	c = cases(parse(parser_tree, 'console_skip.log'))
-	assert c['autofs_end_state.autofs_end_state_bkl_gone'].status == results.PASS
+	assert c['autofs_end_state.autofs_end_state_bkl_gone'].status == model.PASS
 	s1 = c['autofs_end_state.autofs_end_state_smbfs_gone']
 	s2 = c['autofs_end_state.autofs_end_state_autofs3_gone']
-	assert (s1.status, s1.message) == (results.SKIP, 'CONFIG_CIFS is not enabled')
-	assert (s2.status, s2.message) == (results.SKIP, '')
+	assert (s1.status, s1.message) == (model.SKIP, 'CONFIG_CIFS is not enabled')
+	assert (s2.status, s2.message) == (model.SKIP, '')
 
 
 def test_crash_mid_suite(parser_tree):
 	suites = parse(parser_tree, 'console_panic.log', 'CRASH: BUG: kernel NULL pointer dereference')
 	c = cases(suites)
-	assert sum(x.status == results.PASS for x in c.values()) == 8
+	assert sum(x.status == model.PASS for x in c.values()) == 8
 	# The second case of autofs_end_state was running: its name was never
 	# printed, so it is known by its position only.
 	run = c['autofs_end_state.case2']
-	assert (run.status, run.named, run.duration) == (results.ERROR, False, None)
+	assert (run.status, run.named, run.duration) == (model.ERROR, False, None)
 	assert 'CRASH: BUG: kernel NULL pointer' in run.message
 	assert run.diagnostics[0] == 'BUG: kernel NULL pointer dereference, address: 0000000000000008'
 	assert 'Kernel panic - not syncing: Fatal exception' in run.diagnostics
 	miss = c['autofs_end_state.case3']
-	assert (miss.status, miss.named) == (results.MISS, False)
+	assert (miss.status, miss.named) == (model.MISS, False)
 	assert '1..3' in miss.message
 	assert suites[1].duration is None                    # no result line for the suite
 
@@ -176,37 +179,37 @@ def test_hang_names_the_running_case_from_its_message(parser_tree):
 	suites = parse(parser_tree, 'console_timeout.log', 'TIMEOUT: guest killed after 300 s')
 	c = cases(suites)
 	run = c['autofs_protocol.autofs_test_non_pipe_refused']
-	assert (run.status, run.named) == (results.ERROR, True)
+	assert (run.status, run.named) == (model.ERROR, True)
 	assert run.diagnostics == ['# autofs_test_non_pipe_refused: waiting for the daemon']
 	assert 'TIMEOUT' in run.message
 	assert [c[k].status for k in ('autofs_protocol.case4', 'autofs_protocol.case5')] == [
-		results.MISS, results.MISS]
+		model.MISS, model.MISS]
 	# The top-level plan announced two suites; the second never started.
 	assert suites[-1].name == 'suite_2'
 	assert [(x.row, x.status, x.named) for x in suites[-1].cases] == [
-		('suite_2', results.MISS, False)]
+		('suite_2', model.MISS, False)]
 
 
 def test_crash_inside_a_parameterised_case(parser_tree):
 	suites = parse(parser_tree, param_crash_lines(), 'CRASH: BUG')
 	c = cases(suites)
 	neg = 'autofs_protocol.autofs_test_negotiate'
-	assert c[neg + '/v3 only (min 3, max 3)'].status == results.PASS
-	assert c[neg + '/v4 only (min 4, max 4)'].status == results.PASS
+	assert c[neg + '/v3 only (min 3, max 3)'].status == model.PASS
+	assert c[neg + '/v4 only (min 4, max 4)'].status == model.PASS
 	# The case that was running (in its third parameter) is the ERROR.
-	assert c[neg].status == results.ERROR
+	assert c[neg].status == model.ERROR
 	assert 'after 2 parameter(s)' in c[neg].message
 	assert any('BUG: kernel NULL pointer' in l for l in c[neg].diagnostics)
 	# Cases 2..5 were never reached: MISS, not ERROR.
-	assert [c[f'autofs_protocol.case{n}'].status for n in range(2, 6)] == [results.MISS] * 4
-	assert sum(x.status == results.ERROR for x in c.values()) == 1
+	assert [c[f'autofs_protocol.case{n}'].status for n in range(2, 6)] == [model.MISS] * 4
+	assert sum(x.status == model.ERROR for x in c.values()) == 1
 	assert [x.row for x in suites[-1].cases] == ['suite_2']
 
 
 def test_incomplete_suite_blames_the_first_unreported_case(parser_tree):
 	c = cases(parse(parser_tree, 'console_incomplete.log', 'CRASH: incomplete KTAP'))
-	assert c['autofs_end_state.case3'].status == results.ERROR
-	assert c['autofs_end_state.autofs_end_state_smbfs_gone'].status == results.PASS
+	assert c['autofs_end_state.case3'].status == model.ERROR
+	assert c['autofs_end_state.autofs_end_state_smbfs_gone'].status == model.PASS
 
 
 def test_suite_and_case_init_failures(parser_tree):
@@ -214,16 +217,16 @@ def test_suite_and_case_init_failures(parser_tree):
 	# suite_init failed: Linux prints no plan and no case, only the suite's
 	# "not ok": one suite-level row.
 	assert [(x.row, x.name, x.status) for x in suites[0].cases] == [
-		('autofs_protocol', '', results.FAIL)]
+		('autofs_protocol', '', model.FAIL)]
 	assert suites[0].cases[0].summary() == '# autofs_protocol:     # failed to initialize (-12)'
 	assert suites[0].cases[0].label == 'autofs_protocol'
 	# suite->init failed for two cases: each is not ok with its message.
 	c = cases(suites[1:])
 	bkl = c['autofs_end_state.autofs_end_state_bkl_gone']
 	assert (bkl.status, bkl.diagnostics) == (
-		results.FAIL, ['# autofs_end_state_bkl_gone: failed to initialize: -12'])
-	assert c['autofs_end_state.autofs_end_state_smbfs_gone'].status == results.FAIL
-	assert c['autofs_end_state.autofs_end_state_autofs3_gone'].status == results.SKIP
+		model.FAIL, ['# autofs_end_state_bkl_gone: failed to initialize: -12'])
+	assert c['autofs_end_state.autofs_end_state_smbfs_gone'].status == model.FAIL
+	assert c['autofs_end_state.autofs_end_state_autofs3_gone'].status == model.SKIP
 
 
 def test_several_ktap_documents(parser_tree):
@@ -231,9 +234,9 @@ def test_several_ktap_documents(parser_tree):
 	suites = parse(parser_tree, 'console_two_docs.log')
 	assert [s.name for s in suites] == ['autofs_end_state', 'autofs_protocol']
 	c = cases(suites)
-	assert c['autofs_protocol.autofs_test_no_pipe'].status == results.FAIL
+	assert c['autofs_protocol.autofs_test_no_pipe'].status == model.FAIL
 	assert c['autofs_protocol.autofs_test_no_pipe'].duration == 0.001
-	assert c['autofs_end_state.autofs_end_state_autofs3_gone'].status == results.PASS
+	assert c['autofs_end_state.autofs_end_state_autofs3_gone'].status == model.PASS
 
 
 def test_no_ktap_and_empty_console(parser_tree):
@@ -243,19 +246,19 @@ def test_no_ktap_and_empty_console(parser_tree):
 
 
 def test_the_parser_is_left_as_it_was_and_quiet(parser_tree, capsys):
-	kp = ktap.parser_module(parser_tree)
+	kp = kunit_tool.parser_module(parser_tree)
 	before = (kp.parse_test_result, kp.parse_test_header, kp.parse_ktap_header)
 	parse(parser_tree, 'console_panic.log')
 	assert (kp.parse_test_result, kp.parse_test_header, kp.parse_ktap_header) == before
 	out, err = capsys.readouterr()
 	assert out == '' and err == ''
 	# judge still works on the same module afterwards.
-	assert ktap.judge(parser_tree, lines_of('console_fail.log')).status == 'FAIL'
+	assert verdicts.judge(parser_tree, lines_of('console_fail.log')).status == 'FAIL'
 
 
 def test_crlf_console(parser_tree):
 	c = cases(parse(parser_tree, [l + '\r\n' for l in lines_of('console_fail.log')]))
-	assert c['autofs_protocol.autofs_test_no_pipe'].status == results.FAIL
+	assert c['autofs_protocol.autofs_test_no_pipe'].status == model.FAIL
 	assert c['autofs_protocol.autofs_test_read_end_refused'].duration == 0.0005
 
 
@@ -273,7 +276,7 @@ ARCH_SETUPS = {
 
 
 def make_rdir(root: Path, setups=None, **summary_extra) -> Path:
-	"""A results directory as run.main writes it."""
+	"""A results directory as runner.main writes it."""
 	setups = ARCH_SETUPS if setups is None else setups
 	rdir = root / 'results' / '20261203-080000'
 	rdir.mkdir(parents=True)
@@ -876,7 +879,7 @@ def test_kcidb_two_runs_of_one_tree_are_one_checkout(tmp_path, parser_tree, sche
 # ------------------------------- cases a crash cut off, named from kunit.list.log
 
 # kunit.list.log of console_panic.log's kernel (`kunit.py exec --list_tests`,
-# which rerun.py boots after a crash): autofs_end_state's plan of 3, in order.
+# which laterboots.py boots after a crash): autofs_end_state's plan of 3, in order.
 PANIC_LIST = 'kunit_panic.list.log'
 CUT_OFF = 'autofs_end_state.autofs_end_state_autofs3_gone'    # case3 of console_panic.log
 
@@ -892,7 +895,7 @@ def crashed_rdir(root: Path, listed) -> Path:
 
 def outputs(rdir: Path, parser_tree) -> dict:
 	"""Each output's row of every arm case: {output: {row: status}}."""
-	from bklkunit import baseline
+	from bklkunit.compare import baseline
 	written = export.write_reports(rdir, parser_tree, environment=ENV, probe=False)
 	out = {}
 	_, [run] = rundir.load_run(rdir, parser_tree, probe=False)
@@ -932,7 +935,7 @@ def test_cut_off_cases_are_named_from_the_list(tmp_path, parser_tree):
 		'autofs_end_state.case2': 'ERROR',
 		CUT_OFF: 'MISS'}
 	_, [run] = rundir.load_run(rdir, parser_tree, probe=False)
-	[cut] = [c for c in run.cases if c.status == results.MISS]
+	[cut] = [c for c in run.cases if c.status == model.MISS]
 	assert (cut.name, cut.named, cut.position) == ('autofs_end_state_autofs3_gone', True, 3)
 	assert cut.message == 'never reached: case 3 of the plan 1..3'
 	# Every output has the same rows, case by case.
@@ -960,7 +963,7 @@ def test_cut_off_cases_are_named_from_the_list(tmp_path, parser_tree):
 def test_named_cut_off_case_against_a_baseline(tmp_path, parser_tree):
 	"""A baseline from a run without a crash passed the case: the named
 	row is the regression (missing) it was without a name, nothing more."""
-	from bklkunit import baseline
+	from bklkunit.compare import baseline
 	rdir = crashed_rdir(tmp_path, read_data(PANIC_LIST))
 	_, [now] = baseline.load_results(rdir, parser_tree, probe=False)
 	base = {'cases': {'autofs_end_state.autofs_end_state_bkl_gone': 'pass',
@@ -1000,12 +1003,12 @@ def test_cut_off_cases_keep_their_position_without_a_fitting_list(tmp_path, pars
 def test_a_parameterised_case_is_one_list_entry(parser_tree):
 	"""An unreached parameterised case is one row, suite.case; the
 	parameters of a case the crash was inside stay param<N>."""
-	s = results.Suite('s', planned=3)
-	s.cases = [results.Case('s', 'p', ('a',), position=1),
-		   results.Case('s', 'p', ('param2',), status=results.MISS, named=False, position=1),
-		   results.Case('s', 'case2', status=results.MISS, named=False, position=2),
-		   results.Case('s', 'case3', status=results.MISS, named=False, position=3)]
-	assert results.name_unreached([s], ['s.p', 's.q', 's.r', 't.x']) == 2
+	s = model.Suite('s', planned=3)
+	s.cases = [model.Case('s', 'p', ('a',), position=1),
+		   model.Case('s', 'p', ('param2',), status=model.MISS, named=False, position=1),
+		   model.Case('s', 'case2', status=model.MISS, named=False, position=2),
+		   model.Case('s', 'case3', status=model.MISS, named=False, position=3)]
+	assert model.name_unreached([s], ['s.p', 's.q', 's.r', 't.x']) == 2
 	assert [c.row for c in s.cases] == ['s.p/a', 's.p/param2', 's.q', 's.r']
 	assert [c.named for c in s.cases] == [True, False, True, True]
 

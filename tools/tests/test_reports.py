@@ -8,8 +8,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from bklkunit import export, kernel_reports, results, run
-from bklkunit.console import parse_console, read_console
+from bklkunit.results import export, kernel_reports, model
+from bklkunit.results.cases import parse_console, read_console
+from bklkunit.run import plan, runner
 from conftest import read_data
 from test_report import make_rdir, schema, validate  # noqa: F401  (schema: a fixture)
 from test_run import fake, main_env  # noqa: F401  (fixtures)
@@ -69,7 +70,7 @@ def test_each_pattern(line, kind):
 	'[    0.2] kmemleak: Kernel memory leak detector initialized (mem pool available: 15758)',
 	'[    0.2] kasan: KernelAddressSanitizer initialized',
 	'[    0.2] WARNING: CPU: 0 PID: 1',                   # no "at": not a WARN() banner
-	'[    0.5] BUG: kernel NULL pointer dereference, address: 0000000000000008',  # a crash (ktap.py)
+	'[    0.5] BUG: kernel NULL pointer dereference, address: 0000000000000008',  # a crash (verdicts.py)
 	'[    2.2]     ok 1 list_add_corruption_is_caught',
 ])
 def test_lines_that_are_not_reports(line):
@@ -98,26 +99,26 @@ def test_kasan_console_attribution(parser_tree):
 	suites, strays = read_console(parser_tree, lines_of(KASAN))
 	c = rows(suites)
 	assert strays == []
-	assert c['appletalk_reports.atalk_test_create_ok'].status == results.PASS
+	assert c['appletalk_reports.atalk_test_create_ok'].status == model.PASS
 	lock = c['appletalk_reports.atalk_test_bind_lock_order']
-	assert (lock.status, lock.flagged, lock.kind) == (results.FAIL, 'lockdep report', 'lockdep')
+	assert (lock.status, lock.flagged, lock.kind) == (model.FAIL, 'lockdep report', 'lockdep')
 	assert lock.summary() == ('lockdep report: WARNING: possible circular locking dependency '
 				  'detected')
 	assert lock.diagnostics[0] == 'WARNING: possible circular locking dependency detected'
 	uaf = c['appletalk_reports.atalk_test_sendmsg_uaf']
-	assert uaf.status == results.FAIL
+	assert uaf.status == model.FAIL
 	assert uaf.summary().startswith('KASAN report: BUG: KASAN: slab-use-after-free in atalk_sendmsg')
 	# Triggered on purpose, and it happened: a pass, report kept for the record.
 	warn = c['appletalk_reports.atalk_test_expect_report_warn']
-	assert warn.status == results.PASS and [r.kind for r in warn.reports] == ['WARN']
+	assert warn.status == model.PASS and [r.kind for r in warn.reports] == ['WARN']
 	# Expected one, none came: a failure.
 	none = c['appletalk_reports.atalk_test_expect_report_double_free']
-	assert none.status == results.FAIL
+	assert none.status == model.FAIL
 	assert none.summary() == 'expected a report, none seen'
 	# A parameter: exactly the one that was running.
-	assert c['ufs_balloc_reports.ufs_balloc_test_cg_list/fragment 1 of 8'].status == results.PASS
+	assert c['ufs_balloc_reports.ufs_balloc_test_cg_list/fragment 1 of 8'].status == model.PASS
 	frag = c['ufs_balloc_reports.ufs_balloc_test_cg_list/fragment 8 of 8']
-	assert (frag.status, frag.flagged) == (results.FAIL, 'list corruption report')
+	assert (frag.status, frag.flagged) == (model.FAIL, 'list corruption report')
 
 
 def test_kcsan_console_attribution_and_a_boot_warn(parser_tree):
@@ -148,7 +149,7 @@ def test_report_between_suites_belongs_to_no_case(parser_tree):
 	lines = insert_after(lines_of('console_pass.log'), 'ok 1 autofs_protocol', UBSAN_AT_BOOT)
 	suites, strays = read_console(parser_tree, lines)
 	assert [r.kind for r in strays] == ['UBSAN']
-	assert {x.status for x in rows(suites).values()} == {results.PASS}
+	assert {x.status for x in rows(suites).values()} == {model.PASS}
 
 
 def test_the_running_case_owns_the_report_before_a_crash(parser_tree):
@@ -162,14 +163,14 @@ def test_the_running_case_owns_the_report_before_a_crash(parser_tree):
 		'[    0.512201] Kernel panic - not syncing: Fatal exception']
 	suites, strays = read_console(parser_tree, lines, 'CRASH: BUG: kernel NULL')
 	assert strays == []
-	[running] = [x for x in rows(suites).values() if x.status == results.ERROR]
+	[running] = [x for x in rows(suites).values() if x.status == model.ERROR]
 	assert [r.kind for r in running.reports] == ['WARN']
 	assert running.diagnostics[0].startswith('WARNING: CPU: 0 PID: 60')
 
 
 def test_parse_console_without_attribution(parser_tree):
 	c = rows(parse_console(parser_tree, lines_of(KASAN), attribute=False))
-	assert [r for r, x in c.items() if x.status != results.PASS] == [
+	assert [r for r, x in c.items() if x.status != model.PASS] == [
 		'appletalk_reports.atalk_test_sendmsg_uaf']     # kunit's own "not ok"
 	assert not any(x.reports or x.flagged for x in c.values())
 
@@ -228,7 +229,7 @@ def test_a_clean_console_is_untouched(fake):
 def test_main_records_reports_and_fails(main_env, capsys):
 	f = main_env
 	f.scenario('x86_64', console=KASAN)
-	rc = run.main(f.args('--arch', 'x86_64', '--no-ccache'))
+	rc = runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache')))
 	assert rc == 1
 	s = json.loads((f.results / 'summary.json').read_text())
 	[a] = s['arches']
@@ -315,7 +316,7 @@ def test_a_crash_in_the_first_case_does_not_own_the_boot(parser_tree):
 	assert [r.kind for r in strays] == ['UBSAN']          # the boot's, not the case's
 	owned = [x for x in rows(suites).values() if x.reports]
 	assert [[r.kind for r in x.reports] for x in owned] == [['WARN']]
-	assert owned[0].status == results.ERROR
+	assert owned[0].status == model.ERROR
 
 
 KMEMLEAK_SUITE = [
@@ -341,9 +342,9 @@ def test_a_detectors_own_suite_expects_its_reports(parser_tree):
 	c = rows(suites)
 	assert strays == []
 	leak = c['kmemleak.kmemleak_test_scan_and_clear']
-	assert leak.status == results.PASS and [r.kind for r in leak.reports] == ['kmemleak']
+	assert leak.status == model.PASS and [r.kind for r in leak.reports] == ['kmemleak']
 	other = c['kmemleak.kmemleak_test_other']
-	assert (other.status, other.flagged) == (results.FAIL, 'WARN report')
+	assert (other.status, other.flagged) == (model.FAIL, 'WARN report')
 	assert [r.kind for r in other.reports] == ['WARN']
 	assert kernel_reports.expected_kind('kmemleak.x', 'kmemleak')
 	assert not kernel_reports.expected_kind('kmemleak.x', 'WARN')

@@ -2,6 +2,7 @@
 """run: the per-arch loop over a fake kernel tree whose kunit.py is a stub."""
 
 import argparse
+import dataclasses
 import json
 import os
 import shutil
@@ -9,8 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from bklkunit import atomic, cli, deps, paths, plan, run
-from bklkunit.errors import UserError
+from bklkunit import cli
+from bklkunit.base import atomic, deps, paths
+from bklkunit.base.errors import UserError
+from bklkunit.results import model
+from bklkunit.run import plan, runner
 from conftest import (STUB_ARGS, STUB_HANG, DATA, KCONFIG_A, KCONFIG_B, all_ended, commit,
 		      copy_parser, deadline_after, git, read_data)
 
@@ -82,8 +86,9 @@ class Fake:
 		args = self.args('--arch', arch, *argv)
 		out = self.results / arch
 		bdir = self.cache / 'build' / 'debian' / arch
-		bdir.parent.mkdir(parents=True, exist_ok=True)     # as run.main does
-		return run.run_arch(self.tree, arch, bdir, out, args, self.cache), out
+		bdir.parent.mkdir(parents=True, exist_ok=True)     # as runner.main does
+		return runner.run_arch(self.tree, arch, bdir, out, plan.RunOptions.from_args(args),
+				       self.cache), out
 
 
 @pytest.fixture
@@ -108,7 +113,7 @@ def fake(tmp_path, kernel_tree, monkeypatch):
 	# Decide ccache explicitly in each test.
 	monkeypatch.setattr(shutil, 'which', lambda name: None)
 	# A run never makes fixture images (the kernel carries them): record any call.
-	from bklkunit import fixtures
+	from bklkunit.ufsimage import fixtures
 	f.fixture_builds = []
 	monkeypatch.setattr(fixtures, 'build',
 			    lambda cache, **kw: f.fixture_builds.append(cache) or [])
@@ -125,10 +130,10 @@ def with_ccache(monkeypatch):
 
 
 def test_format_table():
-	rs = [run.ArchResult('x86_64', 'PASS', passed=10, skipped=1, build_seconds=151.4,
+	rs = [model.ArchResult('x86_64', 'PASS', passed=10, skipped=1, build_seconds=151.4,
 			     run_seconds=3.6),
-	      run.ArchResult('arm64', 'BUILD_FAILED', build_seconds=12)]
-	lines = run.format_table(rs).splitlines()
+	      model.ArchResult('arm64', 'BUILD_FAILED', build_seconds=12)]
+	lines = runner.format_table(rs).splitlines()
 	assert len(lines) == 2 + len(rs)
 	assert lines[0].split() == ['arch', 'status', 'passed', 'failed', 'skipped', 'crashed',
 				    'build', 's', 'run', 's']
@@ -141,30 +146,30 @@ def test_format_table():
 
 
 def test_format_table_without_results():
-	assert len(run.format_table([]).splitlines()) == 2
+	assert len(runner.format_table([]).splitlines()) == 2
 
 
 def test_arch_result_ok():
-	assert run.ArchResult('arm', 'PASS').ok
+	assert model.ArchResult('arm', 'PASS').ok
 	for s in ('FAIL', 'CRASH', 'TIMEOUT', 'NO_TESTS', 'BUILD_FAILED', 'NOT_RUN'):
-		assert not run.ArchResult('arm', s).ok
+		assert not model.ArchResult('arm', s).ok
 
 
 def test_kunitconfigs_order(fake, tmp_path, monkeypatch):
 	extra = tmp_path / 'extra.config'
 	extra.write_text('CONFIG_X=y\n')
 	monkeypatch.chdir(tmp_path)
-	got = run.kunitconfigs('arm64', ['extra.config'])
+	got = plan.kunitconfigs('arm64', ['extra.config'])
 	assert got == [fake.repo / '.kunitconfig', fake.repo / 'kunit/profiles/default.config',
 		       fake.repo / 'kunit/arch/arm64.config', extra.resolve()]
 	# No fragment for UML: it is simply left out.
-	assert run.kunitconfigs('um', []) == got[:2]
+	assert plan.kunitconfigs('um', []) == got[:2]
 
 
 def test_kunitconfigs_missing_extra_fragment(fake, tmp_path):
 	missing = tmp_path / 'nope.config'
 	with pytest.raises(UserError) as ei:
-		run.kunitconfigs('x86_64', [str(missing)])
+		plan.kunitconfigs('x86_64', [str(missing)])
 	assert str(missing) in str(ei.value)
 	assert 'does not exist' in str(ei.value)
 
@@ -172,42 +177,42 @@ def test_kunitconfigs_missing_extra_fragment(fake, tmp_path):
 def test_kunitconfigs_missing_repo_file(fake):
 	(fake.repo / 'kunit/profiles/default.config').unlink()
 	with pytest.raises(UserError, match='default.config'):
-		run.kunitconfigs('x86_64', [])
+		plan.kunitconfigs('x86_64', [])
 
 
 def test_make_options_with_ccache(with_ccache):
-	assert run.make_options('x86_64', True) == ['CC=ccache gcc', 'HOSTCC=ccache gcc']
-	assert run.make_options('i386', True) == ['CC=ccache gcc', 'HOSTCC=ccache gcc']
-	assert run.make_options('arm', True) == ['CC=ccache arm-linux-gnueabihf-gcc',
+	assert plan.make_options('x86_64', True) == ['CC=ccache gcc', 'HOSTCC=ccache gcc']
+	assert plan.make_options('i386', True) == ['CC=ccache gcc', 'HOSTCC=ccache gcc']
+	assert plan.make_options('arm', True) == ['CC=ccache arm-linux-gnueabihf-gcc',
 						 'HOSTCC=ccache gcc']
-	assert run.make_options('arm64', True) == ['CC=ccache aarch64-linux-gnu-gcc',
+	assert plan.make_options('arm64', True) == ['CC=ccache aarch64-linux-gnu-gcc',
 						   'HOSTCC=ccache gcc']
-	assert run.make_options('arm64', False) == []
+	assert plan.make_options('arm64', False) == []
 
 
 def test_make_options_without_ccache_installed(monkeypatch):
 	monkeypatch.setattr(shutil, 'which', lambda name: None)
-	assert run.make_options('x86_64', True) == []
-	assert run.make_options('arm', False) == []
+	assert plan.make_options('x86_64', True) == []
+	assert plan.make_options('arm', False) == []
 
 
 def test_build_env(tmp_path, monkeypatch):
 	monkeypatch.delenv('CCACHE_MAXSIZE', raising=False)
-	env = run.build_env(tmp_path)
+	env = plan.build_env(tmp_path)
 	assert env['CCACHE_DIR'] == str(tmp_path / 'ccache')
 	assert env['CCACHE_BASEDIR'] == str(tmp_path)
 	assert env['CCACHE_MAXSIZE'] == '20G'
 	assert env['KBUILD_BUILD_TIMESTAMP'] and env['KBUILD_BUILD_USER'] and env['KBUILD_BUILD_HOST']
 	assert env['PYTHONDONTWRITEBYTECODE'] == '1'
 	monkeypatch.setenv('CCACHE_MAXSIZE', '5G')
-	assert run.build_env(tmp_path)['CCACHE_MAXSIZE'] == '5G'
+	assert plan.build_env(tmp_path)['CCACHE_MAXSIZE'] == '5G'
 
 
 def test_run_parser_defaults(tmp_path):
 	args = cli.build_parser().parse_args(['run'])
 	# One arch of each byte order (README: what --arch=all costs instead).
 	assert args.arch == 'x86_64,s390x' == ','.join(paths.DEFAULT_ARCHES)
-	assert args.timeout is None and run.guest_timeout(args) == run.DEFAULT_TIMEOUT == 300
+	assert args.timeout is None and plan.RunOptions.from_args(args).guest_timeout() == plan.DEFAULT_TIMEOUT == 300
 	assert args.filter_glob == ''
 	assert args.kunitconfig == [] and args.kconfig_add == [] and args.qemu_args == []
 	assert not args.no_ccache and not args.no_install and not args.verbose
@@ -216,8 +221,8 @@ def test_run_parser_defaults(tmp_path):
 
 def test_results_dir_default_is_timestamped_with_latest(tmp_path):
 	args = cli.build_parser().parse_args(['run'])
-	d1 = run.results_dir(args, tmp_path)
-	d2 = run.results_dir(args, tmp_path)
+	d1 = runner.results_dir(request(args, tmp_path))
+	d2 = runner.results_dir(request(args, tmp_path))
 	assert d1 != d2 and d1.is_dir() and d2.is_dir()
 	assert d1.parent == d2.parent == tmp_path / 'results'
 	latest = tmp_path / 'results' / 'latest'
@@ -410,10 +415,10 @@ def main_env(fake, monkeypatch):
 			    lambda pkgs, allow_install=True: ensured.append((list(pkgs), allow_install)))
 	info = {'tree': str(fake.tree), 'kernel_version': '6.12.118', 'series': 'applied'}
 
-	def resolve_tree(args, cache):
-		assert cache == fake.cache
+	def resolve_tree(req):
+		assert req.cache == fake.cache
 		return fake.tree, 'debian', dict(info)
-	monkeypatch.setattr(run, 'resolve_tree', resolve_tree)
+	monkeypatch.setattr(runner, 'resolve_tree', resolve_tree)
 	fake.ensured = ensured
 	return fake
 
@@ -426,7 +431,7 @@ def test_main_build_failure_does_not_stop_the_next_arch(main_env, capsys):
 	f = main_env
 	f.scenario('x86_64', build='build_compile_error.log', build_rc=1)
 	f.scenario('arm64', console='console_pass.log')
-	rc = run.main(f.args('--arch', 'x86_64,arm64', '--no-ccache'))
+	rc = runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64,arm64', '--no-ccache')))
 	assert rc == 1
 	assert f.calls('exec', 'x86_64') == []
 	assert len(f.calls('exec', 'arm64')) == 1
@@ -456,7 +461,7 @@ def test_main_all_pass(main_env, capsys):
 	# The stub is told per kunit.py --arch (s390, powerpc, riscv: the tree's names).
 	for a in paths.QEMU_ARCHES:
 		f.scenario(paths.ARCHES[a].kernel_arch, console='console_pass.log')
-	rc = run.main(f.args('--arch=all', '--no-ccache', 'autofs_*'))
+	rc = runner.main(plan.RunRequest.from_args(f.args('--arch=all', '--no-ccache', 'autofs_*')))
 	assert rc == 0
 	s = summary(f)
 	assert [a['arch'] for a in s['arches']] == paths.QEMU_ARCHES
@@ -467,14 +472,14 @@ def test_main_all_pass(main_env, capsys):
 					   'riscv', 'm68k')]
 	out = capsys.readouterr().out
 	assert '8 arch(es) passed, 0 failed' in out
-	assert run.format_table([run.ArchResult(**a) for a in s['arches']]) in out
+	assert runner.format_table([model.ArchResult(**a) for a in s['arches']]) in out
 
 
 def test_main_crash_returns_1(main_env, capsys):
 	f = main_env
 	f.scenario('x86_64', console='console_pass.log')
 	f.scenario('i386', console='console_panic.log', exec_rc=1)
-	rc = run.main(f.args('--arch', 'x86_64,i386', '--no-ccache'))
+	rc = runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64,i386', '--no-ccache')))
 	assert rc == 1
 	s = summary(f)
 	assert [(a['arch'], a['status']) for a in s['arches']] == [('x86_64', 'PASS'), ('i386', 'CRASH')]
@@ -484,14 +489,14 @@ def test_main_crash_returns_1(main_env, capsys):
 def test_main_unexpected_error_in_one_arch_is_recorded(main_env, monkeypatch):
 	f = main_env
 	f.scenario('arm64', console='console_pass.log')
-	real = run.run_arch
+	real = runner.run_arch
 
 	def flaky(ktree, arch, *a):
 		if arch == 'arm':
 			raise OSError('disk full')
 		return real(ktree, arch, *a)
-	monkeypatch.setattr(run, 'run_arch', flaky)
-	rc = run.main(f.args('--arch', 'arm,arm64', '--no-ccache'))
+	monkeypatch.setattr(runner, 'run_arch', flaky)
+	rc = runner.main(plan.RunRequest.from_args(f.args('--arch', 'arm,arm64', '--no-ccache')))
 	assert rc == 1
 	s = summary(f)
 	assert s['arches'][0]['status'] == 'ERROR' and 'disk full' in s['arches'][0]['reason']
@@ -500,7 +505,7 @@ def test_main_unexpected_error_in_one_arch_is_recorded(main_env, monkeypatch):
 
 def test_main_unknown_arch_is_a_user_error(main_env):
 	with pytest.raises(UserError, match='unknown arch'):
-		run.main(main_env.args('--arch', 'sparc'))
+		runner.main(plan.RunRequest.from_args(main_env.args('--arch', 'sparc')))
 	assert main_env.ensured == []
 
 
@@ -519,7 +524,7 @@ def test_cli_reports_user_errors_without_a_traceback(tmp_path, capsys):
 def user_tree(tmp_path, source_tarball, monkeypatch):
 	"""A clean git kernel tree of the right version (the pristine commit of a
 	prepared tree) plus a kernel-patches/ exported from work on top of it."""
-	from bklkunit import tree
+	from bklkunit.source import tree
 	from conftest import DEBVER
 
 	patch_dir = tmp_path / 'kernel-patches'
@@ -541,6 +546,11 @@ def user_tree(tmp_path, source_tarball, monkeypatch):
 	return series
 
 
+def request(args, cache):
+	"""The typed request of a command line, on the cache given."""
+	return dataclasses.replace(plan.RunRequest.from_args(args), cache=cache)
+
+
 def tree_args(t, *extra):
 	return cli.build_parser().parse_args(['run', '--tree', str(t), '--no-install'] + list(extra))
 
@@ -549,10 +559,10 @@ def test_resolve_tree_applies_an_independent_series(user_tree, tmp_path, capsys)
 	t, patches = user_tree(
 		('autofs: one', {'fs/autofs/symlink.c': '// one\n'}),
 		('autofs: two', {'include/uapi/linux/auto_fs.h': '/* two */\n'}))
-	ktree, key, info = run.resolve_tree(tree_args(t), tmp_path)
+	ktree, key, info = runner.resolve_tree(request(tree_args(t), tmp_path))
 	assert ktree == t and key.startswith('tree-')
 	assert info['series'] == 'not applied' and info['kernel_version'] == '6.12.118'
-	ktree, key2, info = run.resolve_tree(tree_args(t, '--apply-series'), tmp_path)
+	ktree, key2, info = runner.resolve_tree(request(tree_args(t, '--apply-series'), tmp_path))
 	assert key2 == key
 	assert info['series'] == 'applied'
 	assert git(t, 'log', '--format=%s', '-2').splitlines() == ['autofs: two', 'autofs: one']
@@ -562,13 +572,13 @@ def test_resolve_tree_applies_a_dependent_series(user_tree, tmp_path, capsys):
 	# Like kernel-patches/: the second patch extends what the first added.
 	t, patches = user_tree(('autofs: add KUnit tests', {'fs/autofs/Kconfig': KCONFIG_A}),
 			       ('autofs: add end-state checks', {'fs/autofs/Kconfig': KCONFIG_B}))
-	_, _, info = run.resolve_tree(tree_args(t), tmp_path)
+	_, _, info = runner.resolve_tree(request(tree_args(t), tmp_path))
 	assert info['series'] == 'not applied'
-	_, _, info = run.resolve_tree(tree_args(t, '--apply-series'), tmp_path)
+	_, _, info = runner.resolve_tree(request(tree_args(t, '--apply-series'), tmp_path))
 	assert info['series'] == 'applied'
 	assert (t / 'fs/autofs/Kconfig').read_text() == KCONFIG_B
 	# Run again on the tree that now carries the series.
-	_, _, info = run.resolve_tree(tree_args(t), tmp_path)
+	_, _, info = runner.resolve_tree(request(tree_args(t), tmp_path))
 	assert info['series'] == 'applied'
 
 
@@ -576,45 +586,45 @@ def test_resolve_tree_refuses_a_dirty_tree(user_tree, tmp_path):
 	t, _ = user_tree(('autofs: one', {'fs/autofs/symlink.c': '// one\n'}))
 	(t / 'fs/autofs/inode.c').write_text('local edit\n')
 	with pytest.raises(UserError, match='uncommitted'):
-		run.resolve_tree(tree_args(t, '--apply-series'), tmp_path)
+		runner.resolve_tree(request(tree_args(t, '--apply-series'), tmp_path))
 	assert (t / 'fs/autofs/inode.c').read_text() == 'local edit\n'
 
 
 def test_resolve_tree_needs_kunit_py(tmp_path):
 	with pytest.raises(UserError, match='tools/testing/kunit/kunit.py'):
-		run.resolve_tree(tree_args(tmp_path), tmp_path)
+		runner.resolve_tree(request(tree_args(tmp_path), tmp_path))
 
 
 # ------------------------------------------------------------ guest machine
 
 
 def _ns(**kw):
-	base = dict(profile='default', qemu_args=[], smp=run.DEFAULT_SMP)
+	base = dict(profile='default', qemu_args=[], smp=plan.DEFAULT_SMP)
 	base.update(kw)
 	return argparse.Namespace(**base)
 
 
 def test_guests_get_two_vcpus_by_default():
-	assert run.DEFAULT_SMP == 2
-	assert run.qemu_extra('x86_64', _ns()) == ['-smp 2']
+	assert plan.DEFAULT_SMP == 2
+	assert plan.RunOptions.from_args(_ns()).qemu_extra('x86_64') == ['-smp 2']
 	assert cli.build_parser().parse_args(['run']).smp == 2
 
 
 def test_smp_one_and_user_smp_win():
-	assert run.qemu_extra('arm', _ns(smp=1)) == []
-	assert run.qemu_extra('arm', _ns(qemu_args=['-smp 4'])) == ['-smp 4']
+	assert plan.RunOptions.from_args(_ns(smp=1)).qemu_extra('arm') == []
+	assert plan.RunOptions.from_args(_ns(qemu_args=['-smp 4'])).qemu_extra('arm') == ['-smp 4']
 	# The kcsan profile brings its own -smp: no second one.
-	assert run.qemu_extra('x86_64', _ns(profile='kcsan')) == []
+	assert plan.RunOptions.from_args(_ns(profile='kcsan')).qemu_extra('x86_64') == []
 
 
 def test_no_disks_are_attached(fake):
 	"""The UFS images are carried in the kernel: a guest gets vCPUs and the
 	user's arguments, no drives."""
-	x86 = run.qemu_extra('x86_64', _ns())
+	x86 = plan.RunOptions.from_args(_ns()).qemu_extra('x86_64')
 	assert x86 == ['-smp 2']
-	assert run.qemu_extra('arm64', _ns(qemu_args=['-m 2048'])) == ['-smp 2', '-m 2048']
+	assert plan.RunOptions.from_args(_ns(qemu_args=['-m 2048'])).qemu_extra('arm64') == ['-smp 2', '-m 2048']
 	# UML boots no QEMU: no vCPUs to ask for.
-	assert run.qemu_extra('um', _ns()) == []
+	assert plan.RunOptions.from_args(_ns()).qemu_extra('um') == []
 	fake.scenario('x86_64', console='console_pass.log')
 	r, _ = fake.run_arch('x86_64')
 	assert r.status == 'PASS', r.reason
@@ -626,10 +636,10 @@ def test_no_disks_are_attached(fake):
 def test_main_makes_no_fixture_images(main_env):
 	f = main_env
 	f.scenario('x86_64', console='console_pass.log')
-	assert run.main(f.args('--arch', 'x86_64', '--no-ccache')) == 0
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache'))) == 0
 	# --no-fixtures is still accepted, and changes nothing
 	f.scenario('x86_64', console='console_pass.log')
-	assert run.main(f.args('--arch', 'x86_64', '--no-ccache', '--no-fixtures')) == 0
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache', '--no-fixtures'))) == 0
 	assert f.fixture_builds == []
 
 
@@ -648,8 +658,8 @@ def test_main_build_dir_and_ccache_dir(main_env, tmp_path):
 	f = main_env
 	f.scenario('arm64', console='console_pass.log')
 	bd, cd = tmp_path / 'bench' / 'ours', tmp_path / 'bench' / 'ccache' / 'ours'
-	assert run.main(f.args('--arch', 'arm64', '--build-dir', str(bd),
-			       '--ccache-dir', str(cd))) == 0
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'arm64', '--build-dir', str(bd),
+			       '--ccache-dir', str(cd)))) == 0
 	[build] = f.calls('build')
 	assert f'--build_dir={bd / "arm64"}' in build['argv']
 	assert build['ccache_dir'] == str(cd)
@@ -660,7 +670,7 @@ def test_main_build_dir_and_ccache_dir(main_env, tmp_path):
 def test_main_records_where_its_time_went(main_env):
 	f = main_env
 	f.scenario('x86_64', console='console_pass.log')
-	assert run.main(f.args('--arch', 'x86_64')) == 0
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64'))) == 0
 	s = summary(f)
 	t = s['timings']
 	assert set(t) == {'deps', 'tree', 'divergence', 'reports', 'total'}
@@ -675,13 +685,13 @@ def test_main_records_where_its_time_went(main_env):
 
 
 def test_parallel_workers_one_arch_per_four_cpus(monkeypatch):
-	monkeypatch.setattr(run.os, 'sched_getaffinity', lambda pid: set(range(2)))
-	assert run.parallel_workers(0, 4) == 1          # this 2-CPU machine: one at a time
-	monkeypatch.setattr(run.os, 'sched_getaffinity', lambda pid: set(range(16)))
-	assert run.parallel_workers(0, 4) == 4
-	assert run.parallel_workers(0, 2) == 2          # never more than the arches
-	assert run.parallel_workers(3, 4) == 3          # --parallel N wins
-	assert run.parallel_workers(8, 1) == 1
+	monkeypatch.setattr(runner.os, 'sched_getaffinity', lambda pid: set(range(2)))
+	assert runner.parallel_workers(0, 4) == 1          # this 2-CPU machine: one at a time
+	monkeypatch.setattr(runner.os, 'sched_getaffinity', lambda pid: set(range(16)))
+	assert runner.parallel_workers(0, 4) == 4
+	assert runner.parallel_workers(0, 2) == 2          # never more than the arches
+	assert runner.parallel_workers(3, 4) == 3          # --parallel N wins
+	assert runner.parallel_workers(8, 1) == 1
 
 
 def test_main_parallel_runs_arches_at_once_with_their_share_of_jobs(main_env, capsys):
@@ -691,7 +701,7 @@ def test_main_parallel_runs_arches_at_once_with_their_share_of_jobs(main_env, ca
 		f.scenario(a, console='console_pass.log')
 	both = threading.Barrier(2, timeout=600)   # a guard against a hang, not a measure
 	seen = {}
-	real = run.run_arch
+	real = runner.run_arch
 
 	def run_arch(ktree, arch, bdir, out, args, cache, **kw):
 		seen[arch] = args.jobs
@@ -699,10 +709,10 @@ def test_main_parallel_runs_arches_at_once_with_their_share_of_jobs(main_env, ca
 		return real(ktree, arch, bdir, out, args, cache, **kw)
 	import pytest
 	mp = pytest.MonkeyPatch()
-	mp.setattr(run, 'run_arch', run_arch)
+	mp.setattr(runner, 'run_arch', run_arch)
 	try:
-		rc = run.main(f.args('--arch', 'x86_64,arm64', '--no-ccache', '--parallel', '2',
-				     '--jobs', '4'))
+		rc = runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64,arm64', '--no-ccache', '--parallel', '2',
+				     '--jobs', '4')))
 	finally:
 		mp.undo()
 	assert rc == 0
@@ -712,7 +722,7 @@ def test_main_parallel_runs_arches_at_once_with_their_share_of_jobs(main_env, ca
 	out = capsys.readouterr().out
 	assert 'Running 2 arches, 2 at a time (2 make jobs each)' in out
 	assert '2 arch(es) passed, 0 failed' in out
-	assert run.progress.LINES_ONLY is False
+	assert runner.progress.LINES_ONLY is False
 	for a in ('x86_64', 'arm64'):
 		assert len(f.calls('build', a)) == 1 and f'--jobs=2' in ' '.join(
 			f.calls('build', a)[0]['argv'])
@@ -722,29 +732,29 @@ def test_main_parallel_runs_arches_at_once_with_their_share_of_jobs(main_env, ca
 
 
 def test_asked_cpus_reads_the_last_smp_of_the_exec_command():
-	assert run.asked_cpus(['exec', '--arch=x86_64']) == 1
-	assert run.asked_cpus(['--qemu_args=-smp 2', '--qemu_args=-m 1024']) == 2
-	assert run.asked_cpus(['--qemu_args=-m 512 -smp cpus=4']) == 4
-	assert run.asked_cpus(['--qemu_args=-smp 2', '--qemu_args=-smp 3']) == 3
-	assert run.asked_cpus(['--qemu_args=-device virtio-blk-pci,drive=ufs0,serial=x-smp']) == 1
+	assert runner.asked_cpus(['exec', '--arch=x86_64']) == 1
+	assert runner.asked_cpus(['--qemu_args=-smp 2', '--qemu_args=-m 1024']) == 2
+	assert runner.asked_cpus(['--qemu_args=-m 512 -smp cpus=4']) == 4
+	assert runner.asked_cpus(['--qemu_args=-smp 2', '--qemu_args=-smp 3']) == 3
+	assert runner.asked_cpus(['--qemu_args=-device virtio-blk-pci,drive=ufs0,serial=x-smp']) == 1
 
 
 def test_smp_config_problem(tmp_path):
 	cfg = tmp_path / '.config'
-	assert run.smp_config_problem(cfg, 2) == ''           # no .config: nothing to say
+	assert runner.smp_config_problem(cfg, 2) == ''           # no .config: nothing to say
 	cfg.write_text('CONFIG_X86_64=y\n# CONFIG_SMP is not set\n')
-	assert run.smp_config_problem(cfg, 1) == ''
-	msg = run.smp_config_problem(cfg, 2)
+	assert runner.smp_config_problem(cfg, 1) == ''
+	msg = runner.smp_config_problem(cfg, 2)
 	assert 'no CONFIG_SMP' in msg and 'one CPU' in msg
 	cfg.write_text('CONFIG_SMP=y\nCONFIG_NR_CPUS=64\n')
-	assert run.smp_config_problem(cfg, 2) == ''
+	assert runner.smp_config_problem(cfg, 2) == ''
 
 
 def test_guest_cpus_from_the_console():
-	assert run.guest_cpus(['Linux version 6.12\n', 'smp: Bringing up secondary CPUs ...\n',
+	assert runner.guest_cpus(['Linux version 6.12\n', 'smp: Bringing up secondary CPUs ...\n',
 			       'smp: Brought up 1 node, 2 CPUs\n']) == 2
-	assert run.guest_cpus(['[    0.1] smp: Brought up 1 node, 1 CPU\n']) == 1
-	assert run.guest_cpus(['Linux version 6.12\n']) is None     # a UP kernel says nothing
+	assert runner.guest_cpus(['[    0.1] smp: Brought up 1 node, 1 CPU\n']) == 1
+	assert runner.guest_cpus(['Linux version 6.12\n']) is None     # a UP kernel says nothing
 
 
 def test_run_arch_refuses_a_single_cpu_kernel_given_two_vcpus(fake):
@@ -779,11 +789,11 @@ def test_run_arch_fails_a_guest_that_brought_up_fewer_cpus(fake):
 
 
 def test_guest_timeout_the_option_then_the_profile_then_the_default():
-	assert run.guest_timeout(_ns(timeout=None)) == run.DEFAULT_TIMEOUT
-	assert run.guest_timeout(_ns(timeout=None, profile='kasan')) == 900
-	assert run.guest_timeout(_ns(timeout=77, profile='kasan')) == 77
-	assert run.guest_timeout(_ns(timeout=None, profile='kcsan')) == 900
-	assert run.guest_timeout(_ns(timeout=None, profile='faults')) == 900
+	assert plan.RunOptions.from_args(_ns(timeout=None)).guest_timeout() == plan.DEFAULT_TIMEOUT
+	assert plan.RunOptions.from_args(_ns(timeout=None, profile='kasan')).guest_timeout() == 900
+	assert plan.RunOptions.from_args(_ns(timeout=77, profile='kasan')).guest_timeout() == 77
+	assert plan.RunOptions.from_args(_ns(timeout=None, profile='kcsan')).guest_timeout() == 900
+	assert plan.RunOptions.from_args(_ns(timeout=None, profile='faults')).guest_timeout() == 900
 
 
 def test_main_writes_summary_once_and_reads_each_console_once(main_env, monkeypatch):
@@ -791,7 +801,7 @@ def test_main_writes_summary_once_and_reads_each_console_once(main_env, monkeypa
 	f.scenario('x86_64', console='console_fail.log')
 	f.scenario('arm', console='console_pass.log')
 	writes, loads = [], []
-	real_write, real_load = atomic.write_text, run.rundir.load_run
+	real_write, real_load = atomic.write_text, runner.rundir.load_run
 
 	def write_text(path, *a, **kw):      # every file of the tool's that must not be cut
 		if Path(path).name == 'summary.json':
@@ -802,8 +812,8 @@ def test_main_writes_summary_once_and_reads_each_console_once(main_env, monkeypa
 		loads.append(a)
 		return real_load(*a, **kw)
 	monkeypatch.setattr(atomic, 'write_text', write_text)
-	monkeypatch.setattr(run.rundir, 'load_run', load_run)
-	assert run.main(f.args('--arch', 'x86_64,arm')) == 1
+	monkeypatch.setattr(runner.rundir, 'load_run', load_run)
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64,arm'))) == 1
 	assert len(writes) == 1 and len(loads) == 1
 	s = summary(f)
 	assert 'divergence' in s and 'timings' in s
@@ -822,12 +832,12 @@ def killed(timeout, grace='0.5', console='console.log'):
 
 
 def test_exec_deadline_is_the_guest_timeout_and_a_grace(fake):
-	assert plan.EXEC_GRACE == 300 and run.RunOptions().exec_grace == 300
-	p = plan.ArchPlan(fake.tree, 'x86_64', fake.cache, fake.results, run.RunOptions(timeout=77), [])
+	assert plan.EXEC_GRACE == 300 and plan.RunOptions().exec_grace == 300
+	p = plan.ArchPlan(fake.tree, 'x86_64', fake.cache, fake.results, plan.RunOptions(timeout=77), [])
 	assert p.exec_deadline() == 377 and p.exec_deadline(45) == 345
-	assert run.RunOptions.from_args(fake.args('--profile', 'kasan')).exec_grace == 300
+	assert plan.RunOptions.from_args(fake.args('--profile', 'kasan')).exec_grace == 300
 	assert plan.ArchPlan(fake.tree, 'x86_64', fake.cache, fake.results,
-			     run.RunOptions.from_args(fake.args('--profile', 'kasan')),
+			     plan.RunOptions.from_args(fake.args('--profile', 'kasan')),
 			     []).exec_deadline() == 1200
 	assert p.exec_killed() == killed(77, '300')
 
@@ -871,7 +881,7 @@ def test_main_a_kunit_py_exec_that_never_ends_is_reported_as_a_crash(main_env, m
 	deadline_after(monkeypatch, 1, '[CRASHED]')      # once it has written it all
 	f.scenario('x86_64', console='console_pass.log')
 	(f.ctl / 'x86_64.exec_hang').write_text('')
-	assert run.main(f.args('--arch', 'x86_64', '--no-ccache', '--timeout', '1')) == 1
+	assert runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache', '--timeout', '1'))) == 1
 	out = capsys.readouterr().out
 	assert f'x86_64: CRASH: {killed(1)}' in out and '0 arch(es) passed, 1 failed: x86_64' in out
 	assert len(f.calls('exec')) == 1          # nothing was cut off: no boot after it
@@ -912,7 +922,7 @@ def test_sigterm_ends_a_verb_through_its_finally_blocks(monkeypatch):
 		finally:
 			seen.append('finally')
 		return 0
-	monkeypatch.setattr(run, 'main', main)
+	monkeypatch.setattr(runner, 'main', main)
 	try:
 		signal.signal(signal.SIGTERM, signal.SIG_DFL)
 		signal.signal(signal.SIGHUP, signal.SIG_IGN)
@@ -931,17 +941,17 @@ def test_run_parallel_interrupted_stops_the_other_arches_commands(fake, monkeypa
 	"""^C in the main thread of run --parallel: the other threads' commands
 	(in sessions of their own) are stopped before the pool waits for them."""
 	stopped = []
-	monkeypatch.setattr(run.progress, 'stop_all', lambda: stopped.append(True))
+	monkeypatch.setattr(runner.progress, 'stop_all', lambda: stopped.append(True))
 
 	def one(arch, options):
 		if arch == 'x86_64':
 			raise KeyboardInterrupt
 		return arch
 	with pytest.raises(KeyboardInterrupt):
-		run.run_concurrently(['x86_64', 'arm'], 2, run.RunOptions(always_build=True), fake.tree,
+		runner.run_concurrently(['x86_64', 'arm'], 2, plan.RunOptions(always_build=True), fake.tree,
 				     one)
 	assert stopped == [True]
-	assert not run.progress._stopping.is_set() and run.progress.LINES_ONLY is False
+	assert not runner.progress._stopping.is_set() and runner.progress.LINES_ONLY is False
 
 
 # ------------------------------------------------------------- --coverage
@@ -953,7 +963,7 @@ def test_run_arch_coverage_wiring(fake, monkeypatch, tmp_path):
 	with the glob that matches no suite, and res.coverage from the report
 	(lcov itself is not run here: test_coverage.py reads its output)."""
 	import base64
-	from bklkunit import coverage, covreport, gcovdump, gcovinit
+	from bklkunit.coverage import scope, measure, gcovdump, gcovinit
 	bdir = fake.cache / 'build' / 'debian' / 'x86_64'
 	data = b'adcg' + bytes(200)
 	dump = ['BKL-GCOV BEGIN 1\n',
@@ -973,17 +983,17 @@ def test_run_arch_coverage_wiring(fake, monkeypatch, tmp_path):
 		seen['boot'] = sorted(p.relative_to(boot).as_posix() for p in boot.rglob('*.gcda'))
 		return {'total': {}, 'subsystems': {}, 'files': {}, 'goal': {'below': []},
 			'html': 'coverage/html/index.html'}
-	monkeypatch.setattr(covreport, 'report', report)
+	monkeypatch.setattr(measure, 'arch_coverage', report)
 	r, out = fake.run_arch('x86_64', '--coverage')
 	assert r.status == 'PASS', r.reason
 	assert r.coverage['html'] == 'coverage/html/index.html' and 'error' not in r.coverage
 	[build] = fake.calls('build')
-	assert f'--make_options={coverage.make_option()}' in build['argv']
+	assert f'--make_options={scope.make_option()}' in build['argv']
 	assert f'--kunitconfig={fake.repo}/kunit/coverage/gcov.config' in build['argv']
 	first, second = fake.calls('exec', None)
 	for call in (first, second):
 		assert f'--qemu_config={cfg}' in call['argv']
-	assert coverage.BOOT_ONLY_GLOB in second['argv'] and coverage.BOOT_ONLY_GLOB not in first['argv']
+	assert scope.BOOT_ONLY_GLOB in second['argv'] and scope.BOOT_ONLY_GLOB not in first['argv']
 	# The dump is out of the console the verdict was read from.
 	assert (out / 'console.log').read_text() == read_data('console_pass.log')
 	assert (out / 'coverage' / 'suites' / 'gcov-console.log').read_text() == ''.join(dump)
@@ -994,7 +1004,7 @@ def test_run_arch_coverage_wiring(fake, monkeypatch, tmp_path):
 def test_run_arch_coverage_without_counters_is_named(fake, monkeypatch, tmp_path):
 	"""A guest that never reached /init: the arch keeps its verdict, its
 	coverage is an error saying so (and run exits 1)."""
-	from bklkunit import gcovinit
+	from bklkunit.coverage import gcovinit
 	fake.scenario('x86_64', console='console_pass.log')
 	(fake.repo / 'kunit' / 'coverage').mkdir()
 	(fake.repo / 'kunit' / 'coverage' / 'gcov.config').write_text('CONFIG_GCOV_KERNEL=y\n')

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""seriesboot: a patch's build booted through run.boot with a stub kunit.py
+"""seriesboot: a patch's build booted through runner.boot with a stub kunit.py
 and recorded consoles (tools/tests/data), and what each console means for
 the patch: pass, no suite yet, or a FAIL naming the patch."""
 
@@ -7,17 +7,18 @@ import json
 
 import pytest
 
-from bklkunit import rundir, seriesboot
-from bklkunit.results import ArchResult, ArchStatus
-from bklkunit.seriesboot import BootStatus
-from bklkunit.seriesplan import BootPlan
+from bklkunit.results import rundir
+from bklkunit.results.model import ArchResult, ArchStatus
+from bklkunit.series import bootcheck
+from bklkunit.series.bootcheck import BootStatus
+from bklkunit.series.checkplan import BootPlan
 from test_run import fake  # noqa: F401  (fixture)
 
 PATCH = '0043-appletalk-add-KUnit-tests-for-the-interface-and-rout.patch'
 PLAN = BootPlan(PATCH, ('touches net/appletalk/tests/ioctl_kunit.c',), ('appletalk',),
 		'appletalk_*', skip_slow=True)
 HEAD = BootPlan('0053-x.patch', ('series head',), ('appletalk',), '', skip_slow=False)
-# The series' suites up to some patch, as seriesplan.test_symbols gives them.
+# The series' suites up to some patch, as checkplan.test_symbols gives them.
 SYMBOLS = {'ATALK_DDP_KUNIT_TEST': 'net/appletalk/Kconfig',
 	   'UFS_MAP_KUNIT_TEST': 'fs/ufs/Kconfig'}
 
@@ -36,7 +37,7 @@ def booting(fake, monkeypatch):
 
 def boot(f, plan=PLAN, **scenario):
 	f.scenario('x86_64', **scenario)
-	return seriesboot.boot_patch(f.tree, f.bdir, f.cache / 'series' / 'boots' / plan.patch[:-6],
+	return bootcheck.boot_patch(f.tree, f.bdir, f.cache / 'series' / 'boots' / plan.patch[:-6],
 				     f.cache, plan, SYMBOLS, timeout=600, use_ccache=False)
 
 
@@ -117,7 +118,7 @@ def test_a_uniprocessor_build_fails_the_boot(booting):
 def test_verdict_of_a_kernel_report_outside_any_case():
 	res = ArchResult('x86_64', status=ArchStatus.NO_TESTS,
 			 reports=[{'kind': 'lockdep', 'title': 'WARNING: possible circular locking'}])
-	r = seriesboot.verdict(PLAN, res, [])
+	r = bootcheck.verdict(PLAN, res, [])
 	assert r.status == BootStatus.FAIL
 	assert r.reason == f'{PATCH}: a kernel report outside any case: WARNING: possible ' \
 		'circular locking'
@@ -125,31 +126,31 @@ def test_verdict_of_a_kernel_report_outside_any_case():
 
 def test_verdict_of_a_pass_keeps_its_note():
 	note = 'kunit.py exec exited 1: kunit_parser read 1 line(s) of other kernel output'
-	r = seriesboot.verdict(PLAN, ArchResult('x86_64', status=ArchStatus.PASS, reason=note), [])
+	r = bootcheck.verdict(PLAN, ArchResult('x86_64', status=ArchStatus.PASS, reason=note), [])
 	assert r.status == BootStatus.PASS and r.reason == f'{PATCH}: {note}'
-	r = seriesboot.verdict(PLAN, ArchResult('x86_64', status=ArchStatus.PASS), [])
+	r = bootcheck.verdict(PLAN, ArchResult('x86_64', status=ArchStatus.PASS), [])
 	assert r.status == BootStatus.PASS and r.reason == ''
 
 
 def test_present_reads_the_config_by_subsystem():
 	cfg = 'CONFIG_ATALK_DDP_KUNIT_TEST=y\nCONFIG_UFS_MAP_KUNIT_TEST=m\n# CONFIG_X is not set\n'
-	assert seriesboot.present(cfg, SYMBOLS, PLAN) == ['ATALK_DDP_KUNIT_TEST']
-	assert seriesboot.present(cfg, SYMBOLS, HEAD) == ['ATALK_DDP_KUNIT_TEST',
+	assert bootcheck.present(cfg, SYMBOLS, PLAN) == ['ATALK_DDP_KUNIT_TEST']
+	assert bootcheck.present(cfg, SYMBOLS, HEAD) == ['ATALK_DDP_KUNIT_TEST',
 							   'UFS_MAP_KUNIT_TEST']
-	assert seriesboot.present('# CONFIG_ATALK_DDP_KUNIT_TEST is not set\n', SYMBOLS, PLAN) == []
+	assert bootcheck.present('# CONFIG_ATALK_DDP_KUNIT_TEST is not set\n', SYMBOLS, PLAN) == []
 
 
 def test_records_and_summary(tmp_path):
-	recs = [seriesboot.BootRecord('0001-a.patch', BootStatus.NO_SUITE, 'x', seconds=3.0),
-		seriesboot.BootRecord('0043-b.patch', BootStatus.PASS, 'y', passed=60, skipped=4,
+	recs = [bootcheck.BootRecord('0001-a.patch', BootStatus.NO_SUITE, 'x', seconds=3.0),
+		bootcheck.BootRecord('0043-b.patch', BootStatus.PASS, 'y', passed=60, skipped=4,
 				      seconds=41.5)]
-	seriesboot.write_records(tmp_path / 'boots.json', recs)
+	bootcheck.write_records(tmp_path / 'boots.json', recs)
 	back = json.loads((tmp_path / 'boots.json').read_text())
 	assert [b['patch'] for b in back] == ['0001-a.patch', '0043-b.patch']
 	assert back[1]['passed'] == 60 and back[0]['status'] == 'NO_SUITE'
-	assert seriesboot.summary(recs) == ('boots: 2 patch(es), 60 cases passed, 0 failed, '
+	assert bootcheck.summary(recs) == ('boots: 2 patch(es), 60 cases passed, 0 failed, '
 					    '4 skipped; 1 with no suite yet; 44 s of kunit.py exec')
-	assert seriesboot.summary([]) is None
+	assert bootcheck.summary([]) is None
 
 
 def _qemu_config(tree, arch, text):
@@ -173,31 +174,31 @@ def test_stage_copies_what_kunit_exec_boots(tmp_path):
 	dest = tmp_path / 'boots' / 'p' / 'kernel'
 	dest.mkdir(parents=True)
 	(dest / 'test.log').write_text('an older boot')
-	assert seriesboot.stage(tree, bdir, dest) == dest
+	assert bootcheck.stage(tree, bdir, dest) == dest
 	assert sorted(str(p.relative_to(dest)) for p in dest.rglob('*') if p.is_file()) == [
 		'.config', '.kunitconfig', 'arch/x86/boot/bzImage']
 	assert (dest / 'arch/x86/boot/bzImage').read_bytes() == b'kernel'
 
 
 def test_stage_errors_are_one_line(tmp_path):
-	from bklkunit.errors import UserError
+	from bklkunit.base.errors import UserError
 	tree = tmp_path / 'linux'
 	with pytest.raises(UserError, match='cannot read the QEMU configuration of x86_64'):
-		seriesboot.stage(tree, tmp_path, tmp_path / 'd')
+		bootcheck.stage(tree, tmp_path, tmp_path / 'd')
 	_qemu_config(tree, 'x86_64', 'QEMU_ARCH = None\n')
 	with pytest.raises(UserError, match='no kernel_path=... for x86_64'):
-		seriesboot.stage(tree, tmp_path, tmp_path / 'd')
+		bootcheck.stage(tree, tmp_path, tmp_path / 'd')
 	_qemu_config(tree, 'x86_64', "kernel_path = 'arch/x86/boot/bzImage'\n")
 	with pytest.raises(UserError, match='the build left no arch/x86/boot/bzImage to boot'):
-		seriesboot.stage(tree, tmp_path / 'build', tmp_path / 'd')
+		bootcheck.stage(tree, tmp_path / 'build', tmp_path / 'd')
 
 
 def test_kernel_image_of_each_arch_in_the_prepared_tree(kernel_tree):
 	"""The tree's own qemu_configs name each arch's image."""
-	assert seriesboot.kernel_image(kernel_tree, 'x86_64') == 'arch/x86/boot/bzImage'
-	assert seriesboot.kernel_image(kernel_tree, 'i386') == 'arch/x86/boot/bzImage'
-	assert seriesboot.kernel_image(kernel_tree, 'arm') == 'arch/arm/boot/zImage'
-	assert seriesboot.kernel_image(kernel_tree, 'arm64') == 'arch/arm64/boot/Image.gz'
+	assert bootcheck.kernel_image(kernel_tree, 'x86_64') == 'arch/x86/boot/bzImage'
+	assert bootcheck.kernel_image(kernel_tree, 'i386') == 'arch/x86/boot/bzImage'
+	assert bootcheck.kernel_image(kernel_tree, 'arm') == 'arch/arm/boot/zImage'
+	assert bootcheck.kernel_image(kernel_tree, 'arm64') == 'arch/arm64/boot/Image.gz'
 
 
 def test_pc_guests_boot_without_ps2_ports():
@@ -205,7 +206,7 @@ def test_pc_guests_boot_without_ps2_ports():
 	keyboard or mouse: their asynchronous probe printed between a nested
 	KTAP header's two lines makes the 6.12 parser report a passing suite
 	crashed.  The arm guests have no i8042."""
-	from bklkunit import plan
+	from bklkunit.run import plan
 	for arch in ('x86_64', 'i386'):
 		args = plan.RunOptions().exec_options(arch)
 		assert '--kernel_args=i8042.nokbd' in args and '--kernel_args=i8042.noaux' in args

@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 """seriescheck: the pure parts (Fixes: tags, warning parsing)."""
 
+import dataclasses
 import re
 
-from bklkunit import seriescheck, seriesplan
+from bklkunit.base.errors import UserError
+from bklkunit.series import bootcheck, checkplan, checkseries
 
 KNOWN = {'1da177e4c3f4': 'Linux-2.6.12-rc2'}
 
@@ -13,32 +15,32 @@ def _patch(msg: str) -> str:
 
 
 def test_fixes_tag_listed_with_its_subject():
-	assert seriescheck.fixes_problems(
+	assert checkseries.fixes_problems(
 		_patch('Fixes: 1da177e4c3f4 ("Linux-2.6.12-rc2")'), KNOWN) == (1, [])
 
 
 def test_fixes_tag_with_a_wrong_subject_or_unknown_id():
-	n, bad = seriescheck.fixes_problems(_patch('Fixes: 1da177e4c3f4 ("Linux 2.6.12")\n'
+	n, bad = checkseries.fixes_problems(_patch('Fixes: 1da177e4c3f4 ("Linux 2.6.12")\n'
 						   'Fixes: 0123456789ab ("x: y")'), KNOWN)
 	assert n == 2 and len(bad) == 2
 
 
 def test_fixes_tag_malformed():
 	for tag in ['Fixes: 1da177e4 ("Linux-2.6.12-rc2")', 'Fixes: 1da177e4c3f4 Linux-2.6.12-rc2']:
-		n, bad = seriescheck.fixes_problems(_patch(tag), KNOWN)
+		n, bad = checkseries.fixes_problems(_patch(tag), KNOWN)
 		assert n == 1 and bad and 'not `Fixes:' in bad[0]
 
 
 def test_no_fixes_tag_and_tags_below_the_cut_are_not_counted():
-	assert seriescheck.fixes_problems(_patch('just a test'), KNOWN) == (0, [])
+	assert checkseries.fixes_problems(_patch('just a test'), KNOWN) == (0, [])
 
 
 def test_cited_mainline_commits_are_checked_too():
 	known = dict(KNOWN, **{'426f07ad3e2c': 'ufs_free_fragments(): fix the braino in sanity check'})
 	ok = _patch('Mainline fixed it with commit 426f07ad3e2c ("ufs_free_fragments(): fix\n'
 		    'the braino in sanity check"); stable should take that.')
-	assert seriescheck.fixes_problems(ok, known) == (1, [])
-	n, bad = seriescheck.fixes_problems(_patch('see 0123456789abcdef ("ufs: made up")'), known)
+	assert checkseries.fixes_problems(ok, known) == (1, [])
+	n, bad = checkseries.fixes_problems(_patch('see 0123456789abcdef ("ufs: made up")'), known)
 	assert n == 1 and 'not in upstream-commits.txt' in bad[0]
 
 
@@ -46,14 +48,14 @@ def test_warnings_in_touched_files_only():
 	out = ('../../../src/linux/fs/autofs/tests/autofs_kunit.c:12:3: warning: unused variable\n'
 	       '../../../src/linux/fs/other.c:1:1: warning: elsewhere\n'
 	       'fs/autofs/inode.c:99: error: broken\n')
-	got = seriescheck.Checker._warnings_in(out, ['fs/autofs/tests/autofs_kunit.c',
+	got = checkseries.Checker._warnings_in(out, ['fs/autofs/tests/autofs_kunit.c',
 						     'fs/autofs/inode.c'])
 	assert len(got) == 2 and 'elsewhere' not in ''.join(got)
 
 
 def test_normalise_drops_line_numbers_and_build_prefixes():
 	line = '../../../series/src/linux/drivers/media/usb/go7007/go7007-fw.c:10:5: warning: x [-Wy]'
-	assert seriescheck.Checker._normalise(line) == \
+	assert checkseries.Checker._normalise(line) == \
 		'drivers/media/usb/go7007/go7007-fw.c: warning: x [-Wy]'
 
 
@@ -69,12 +71,12 @@ def test_bkl_scan_ignores_comments_but_not_calls():
 		'drivers/x.c:1:#include <linux/smp_lock.h>',
 		'drivers/x.c:11:\t/* x */ lock_kernel();',
 	]
-	assert all(seriescheck.is_comment_hit(h) for h in comment)
-	assert not any(seriescheck.is_comment_hit(h) for h in calls)
+	assert all(checkseries.is_comment_hit(h) for h in comment)
+	assert not any(checkseries.is_comment_hit(h) for h in calls)
 
 
 def test_key_ignores_line_numbers_and_where_the_tree_is(tmp_path):
-	c = seriescheck.Checker.__new__(seriescheck.Checker)
+	c = checkseries.Checker.__new__(checkseries.Checker)
 	c.wt = tmp_path / 'series' / 'src' / 'linux'
 	kdoc = (f'{c.wt}/fs/ufs/inode.c:398: warning: Function parameter or struct member '
 		"'create' not described in 'ufs_getfrag_block'")
@@ -91,23 +93,24 @@ def test_maintainer_sections_reads_mixed_case_names():
 	out = ('KERNEL UNIT TESTING FRAMEWORK (KUnit)\nM:\tBrendan Higgins <b@example.org>\n'
 	       'S:\tMaintained\nF:\tlib/kunit/\n\nTHE REST\nM:\tLinus Torvalds <t@example.org>\n'
 	       'L:\tlinux-kernel@vger.kernel.org\n')
-	assert seriescheck.maintainer_sections(out) == [
+	assert checkseries.maintainer_sections(out) == [
 		'KERNEL UNIT TESTING FRAMEWORK (KUnit)', 'THE REST']
-	assert seriescheck.maintainer_sections('THE REST\nM:\tLinus\n') == ['THE REST']
-	assert seriescheck.maintainer_sections('') == []
+	assert checkseries.maintainer_sections('THE REST\nM:\tLinus\n') == ['THE REST']
+	assert checkseries.maintainer_sections('') == []
 
 
 def test_the_build_check_config_enables_every_suite_the_series_defines():
-	"""check-series builds with BUILD_PROFILE's fragments; every KUnit
+	"""check-series builds with bootcheck.PROFILE's fragments; every KUnit
 	symbol a patch defines must be switched on by them, or its code would
 	never be compiled by the per-patch build check."""
-	from bklkunit import paths, run
+	from bklkunit.base import paths
+	from bklkunit.run import plan
 	defined = set()
 	for p in sorted(paths.PATCH_DIR.glob('*.patch')):
 		defined |= set(re.findall(r'^\+config (\w+_KUNIT_TEST)\b', p.read_text(), re.M))
 	assert defined, 'no KUnit symbol defined by the series?'
 	enabled = set()
-	for frag in run.kunitconfigs('x86_64', [], seriescheck.BUILD_PROFILE):
+	for frag in plan.kunitconfigs('x86_64', [], bootcheck.PROFILE):
 		enabled |= set(re.findall(r'^CONFIG_(\w+)=y', frag.read_text(), re.M))
 	assert sorted(defined - enabled) == []
 
@@ -116,10 +119,9 @@ def _checker(tmp_path, monkeypatch, opts, built=lambda arch, p: True):
 	"""A Checker over three fake patches whose git, builds and boots are
 	recorded, not run."""
 	from pathlib import Path
-	from bklkunit import tree
-	c = seriescheck.Checker.__new__(seriescheck.Checker)
-	c.cache, c.opts = tmp_path, opts
-	c.args = type('A', (), {'no_ccache': True, 'verbose': False})()
+	from bklkunit.source import tree
+	c = checkseries.Checker.__new__(checkseries.Checker)
+	c.cache, c.opts = tmp_path, dataclasses.replace(opts, use_ccache=False, verbose=False)
 	c.patches = [Path(f'{n:04d}-x.patch') for n in (1, 2, 3)]
 	c.commits = ['c1', 'c2', 'c3']
 	c.pristine, c.wt, c.logdir = 'p0', tmp_path / 'wt', tmp_path / 'logs'
@@ -136,7 +138,7 @@ def _checker(tmp_path, monkeypatch, opts, built=lambda arch, p: True):
 
 
 def test_the_per_patch_builds_of_each_arch_and_the_boots_after_x86_64(tmp_path, monkeypatch):
-	from bklkunit.seriesplan import SeriesOptions
+	from bklkunit.series.checkplan import SeriesOptions
 	opts = SeriesOptions(checks=('apply', 'build', 'boot'), build_arches=('x86_64', 'arm'),
 			     from_patch=2)
 	c = _checker(tmp_path, monkeypatch, opts, built=lambda arch, p: p.name[:4] != '0003')
@@ -152,7 +154,7 @@ def test_the_per_patch_builds_of_each_arch_and_the_boots_after_x86_64(tmp_path, 
 
 
 def test_to_patch_ends_the_per_patch_checks(tmp_path, monkeypatch):
-	from bklkunit.seriesplan import SeriesOptions
+	from bklkunit.series.checkplan import SeriesOptions
 	opts = SeriesOptions(checks=('apply', 'build'), build_arches=('arm',), to_patch=2)
 	c = _checker(tmp_path, monkeypatch, opts)
 	c.check_build()
@@ -161,7 +163,7 @@ def test_to_patch_ends_the_per_patch_checks(tmp_path, monkeypatch):
 
 
 def test_no_boot_builds_only(tmp_path, monkeypatch):
-	from bklkunit.seriesplan import SeriesOptions
+	from bklkunit.series.checkplan import SeriesOptions
 	c = _checker(tmp_path, monkeypatch, SeriesOptions(checks=('apply', 'build')))
 	c.check_build()
 	c.finish_boots()
@@ -176,8 +178,10 @@ def _overlapping(tmp_path, monkeypatch, fail_boot=None):
 	that did not run beside the next build would hang the test (the
 	futures' wait is bounded: it fails instead)."""
 	import threading
-	from bklkunit import progress, seriesboot, seriesplan, tree
-	from bklkunit.seriesplan import BootPlan, SeriesOptions
+	from bklkunit.run import progress
+	from bklkunit.series import bootcheck, checkplan
+	from bklkunit.source import tree
+	from bklkunit.series.checkplan import BootPlan, SeriesOptions
 	c = _checker(tmp_path, monkeypatch, SeriesOptions(checks=('apply', 'build', 'boot')))
 	del c._boot_patch     # the real one
 	c.patches = [tmp_path / p.name for p in c.patches]
@@ -192,16 +196,16 @@ def _overlapping(tmp_path, monkeypatch, fail_boot=None):
 		started[p.name[:4]].set()
 		return True
 	monkeypatch.setattr(c, '_build_patch', build)
-	monkeypatch.setattr(seriesplan, 'boot_plan', lambda name, text, scope, head, slow:
+	monkeypatch.setattr(checkplan, 'boot_plan', lambda name, text, scope, head, slow:
 			    BootPlan(name, ('why',), ('ufs',), 'ufs_*', skip_slow=not head))
-	monkeypatch.setattr(seriesplan, 'test_symbols', lambda diff: {})
+	monkeypatch.setattr(checkplan, 'test_symbols', lambda diff: {})
 	# git diff of tools/testing/kunit: the series does not change it.
 	monkeypatch.setattr(tree, 'git', lambda *a, **k: type('R', (), {'stdout': ''})())
 
 	def stage(ktree, bdir, dest):
 		dest.mkdir(parents=True, exist_ok=True)
 		return dest
-	monkeypatch.setattr(seriesboot, 'stage', stage)
+	monkeypatch.setattr(bootcheck, 'stage', stage)
 
 	def boot(ktree, kernel, out, cache, plan, symbols, timeout, ccache, verbose):
 		n = plan.patch[:4]
@@ -213,9 +217,9 @@ def _overlapping(tmp_path, monkeypatch, fail_boot=None):
 			log.append(('boot ends', n))
 		if n == fail_boot:
 			raise RuntimeError(f'boot {n} broke')
-		return seriesboot.BootRecord(plan.patch, seriesboot.BootStatus.PASS, plan.suites,
+		return bootcheck.BootRecord(plan.patch, bootcheck.BootStatus.PASS, plan.suites,
 					     passed=3, seconds=1.0)
-	monkeypatch.setattr(seriesboot, 'boot_patch', boot)
+	monkeypatch.setattr(bootcheck, 'boot_patch', boot)
 	monkeypatch.setattr(progress, 'LINES_ONLY', False)
 	return c, started, log
 
@@ -254,8 +258,9 @@ def test_a_boot_that_raises_stops_the_checks(tmp_path, monkeypatch):
 def test_a_series_that_changes_kunit_tool_boots_one_patch_at_a_time(tmp_path, monkeypatch):
 	"""The boot runs the worktree's tools/testing/kunit: if a patch changes
 	it, each boot ends before the worktree moves to the next patch."""
-	from bklkunit import seriesboot, seriesplan, tree
-	from bklkunit.seriesplan import BootPlan, SeriesOptions
+	from bklkunit.series import bootcheck, checkplan
+	from bklkunit.source import tree
+	from bklkunit.series.checkplan import BootPlan, SeriesOptions
 	c = _checker(tmp_path, monkeypatch, SeriesOptions(checks=('apply', 'build', 'boot')))
 	del c._boot_patch
 	c.patches = [tmp_path / p.name for p in c.patches]
@@ -265,18 +270,18 @@ def test_a_series_that_changes_kunit_tool_boots_one_patch_at_a_time(tmp_path, mo
 	# Each build notes whether a boot was still pending when it started.
 	monkeypatch.setattr(c, '_build_patch', lambda arch, p, commit, full:
 			    order.append(('build', p.name[:4], c._booting is None)) or True)
-	monkeypatch.setattr(seriesplan, 'boot_plan', lambda name, text, scope, head, slow:
+	monkeypatch.setattr(checkplan, 'boot_plan', lambda name, text, scope, head, slow:
 			    BootPlan(name, ('why',), ('ufs',), 'ufs_*', skip_slow=True))
-	monkeypatch.setattr(seriesplan, 'test_symbols', lambda diff: {})
+	monkeypatch.setattr(checkplan, 'test_symbols', lambda diff: {})
 	monkeypatch.setattr(tree, 'git', lambda wt, *a, **k: type('R', (), {
 		'stdout': 'tools/testing/kunit/kunit_parser.py\n' if 'tools/testing/kunit' in a
 		else ''})())
-	monkeypatch.setattr(seriesboot, 'stage', lambda ktree, bdir, dest: dest)
+	monkeypatch.setattr(bootcheck, 'stage', lambda ktree, bdir, dest: dest)
 
 	def boot(ktree, kernel, out, cache, plan, *rest):
 		order.append(('boot', plan.patch[:4]))
-		return seriesboot.BootRecord(plan.patch, seriesboot.BootStatus.PASS, plan.suites)
-	monkeypatch.setattr(seriesboot, 'boot_patch', boot)
+		return bootcheck.BootRecord(plan.patch, bootcheck.BootStatus.PASS, plan.suites)
+	monkeypatch.setattr(bootcheck, 'boot_patch', boot)
 	c.check_build()
 	c.finish_boots()
 	assert order == [('build', '0001', True), ('boot', '0001'), ('build', '0002', True),
@@ -291,13 +296,13 @@ def test_olddefconfig_runs_again_only_where_kconfig_files_changed(tmp_path, monk
 	the commit it was last made at, and after a parent's W=1 build."""
 	import subprocess
 	from pathlib import Path
-	from bklkunit import tree
-	c = seriescheck.Checker.__new__(seriescheck.Checker)
+	from bklkunit.source import tree
+	c = checkseries.Checker.__new__(checkseries.Checker)
 	c.wt, c.build_root, c.logdir = tmp_path / 'wt', tmp_path / 'build', tmp_path / 'logs'
 	c.logdir.mkdir()
 	c.results, c._config_at = [], {}
-	c.opts = seriescheck.SeriesOptions()
-	c.args = type('A', (), {'no_ccache': True, 'verbose': False})()
+	c.opts = checkplan.SeriesOptions()
+	c.opts = dataclasses.replace(c.opts, use_ccache=False, verbose=False)
 	full = tmp_path / 'config.full'
 	full.write_text('CONFIG_X=y\n')
 	bdir = c._build_dir('arm')
@@ -330,17 +335,17 @@ def test_olddefconfig_runs_again_only_where_kconfig_files_changed(tmp_path, monk
 def test_the_series_check_builds_share_one_ccache_across_arches(tmp_path):
 	"""Each arch builds in its own directory, every make with the same
 	CCACHE_DIR (build_env) and the arch's own compiler under ccache."""
-	from bklkunit import plan
+	from bklkunit.run import plan
 	env = plan.build_env(tmp_path)
 	assert env['CCACHE_DIR'] == str(tmp_path / 'ccache')
-	c = seriescheck.Checker.__new__(seriescheck.Checker)
+	c = checkseries.Checker.__new__(checkseries.Checker)
 	c.build_root = tmp_path / 'series' / 'build'
-	c.opts = seriescheck.SeriesOptions()
+	c.opts = checkplan.SeriesOptions()
 	dirs = {a: c._build_dir(a) for a in ('x86_64', 'i386', 'arm', 'arm64')}
 	assert len(set(dirs.values())) == 4
 	assert all(d.parent == c.build_root / 'debian' for d in dirs.values())
 	# the lean configuration's objects never replace the full one's
-	c.opts = seriescheck.SeriesOptions(build_config=seriesplan.BuildConfig.LEAN)
+	c.opts = checkplan.SeriesOptions(build_config=checkplan.BuildConfig.LEAN)
 	assert c._build_dir('x86_64') == c.build_root / 'lean' / 'x86_64'
 
 
@@ -349,8 +354,8 @@ def _lean_checker(tmp_path, monkeypatch, config_text):
 	olddefconfig, and whose series defines CONFIG_A_KUNIT_TEST and
 	CONFIG_B_KUNIT_TEST; the makes' targets in made."""
 	import subprocess
-	from bklkunit import tree
-	c = seriescheck.Checker.__new__(seriescheck.Checker)
+	from bklkunit.source import tree
+	c = checkseries.Checker.__new__(checkseries.Checker)
 	c.wt, c.build_root, c.logdir = tmp_path / 'wt', tmp_path / 'build', tmp_path / 'logs'
 	(c.wt / 'scripts' / 'kconfig').mkdir(parents=True)
 	merge = c.wt / 'scripts' / 'kconfig' / 'merge_config.sh'
@@ -359,8 +364,8 @@ def _lean_checker(tmp_path, monkeypatch, config_text):
 	c.logdir.mkdir()
 	c.cache = tmp_path
 	c.results, c._config_at, c.commits, c.pristine = [], {}, ['head'], 'base'
-	c.opts = seriescheck.SeriesOptions(build_config=seriesplan.BuildConfig.LEAN)
-	c.args = type('A', (), {'no_ccache': True, 'verbose': False})()
+	c.opts = checkplan.SeriesOptions(build_config=checkplan.BuildConfig.LEAN)
+	c.opts = dataclasses.replace(c.opts, use_ccache=False, verbose=False)
 	diff = ('+++ b/fs/x/Kconfig\n+config A_KUNIT_TEST\n'
 		'+++ b/fs/y/Kconfig\n+config B_KUNIT_TEST\n')
 	monkeypatch.setattr(tree, 'git', lambda wt, *a, **k: subprocess.CompletedProcess(
@@ -408,17 +413,17 @@ def test_a_suite_the_lean_configuration_leaves_out_fails_its_check(tmp_path, mon
 def test_check_series_never_rebuilds_an_existing_work_tree(tmp_path, monkeypatch):
 	"""Only a cache without a prepared tree gets prepare; one that has it
 	(a developer's, prepared from another checkout's series) is only read."""
-	from bklkunit import tree
+	from bklkunit.source import tree
 	calls = []
 	monkeypatch.setattr(tree, 'prepare', lambda *a, **k: calls.append('prepare'))
 	monkeypatch.setattr(tree, 'find_prepared', lambda cache: tmp_path / 'linux')
-	seriescheck.repository(tmp_path)
+	checkseries.repository(tmp_path)
 	assert calls == []
 
 	def none(cache):
-		raise seriescheck.UserError('no prepared work tree')
+		raise UserError('no prepared work tree')
 	monkeypatch.setattr(tree, 'find_prepared', none)
-	seriescheck.repository(tmp_path)
+	checkseries.repository(tmp_path)
 	assert calls == ['prepare']
 
 
@@ -427,8 +432,8 @@ def _head_checker(tmp_path, monkeypatch, checks):
 	checkout recorded, not made."""
 	import threading
 	from pathlib import Path
-	from bklkunit import tree
-	from bklkunit.seriesplan import SeriesOptions
+	from bklkunit.source import tree
+	from bklkunit.series.checkplan import SeriesOptions
 	c = _checker(tmp_path, monkeypatch, SeriesOptions(checks=checks))
 	c.main = Path(tmp_path / 'main' / 'linux')
 	c._init_head()
@@ -443,7 +448,7 @@ def test_the_head_checks_run_beside_the_per_patch_builds(tmp_path, monkeypatch, 
 	for them to have started: run after the builds, they would not have,
 	and the build fails its check); their results come after the builds'."""
 	import threading
-	from bklkunit import tree
+	from bklkunit.source import tree
 	c = _head_checker(tmp_path, monkeypatch, ('apply', 'build', 'go7007', 'modules'))
 	monkeypatch.setattr(c, 'check_apply', lambda: True)
 	monkeypatch.setattr(tree, 'git', lambda *a, **k: c.calls.append(('git',) + a[1:]))
@@ -458,14 +463,14 @@ def test_the_head_checks_run_beside_the_per_patch_builds(tmp_path, monkeypatch, 
 	def check(name):
 		def run(srcdir, build_root, report, make):
 			threads[name] = threading.current_thread()
-			assert make.keywords == {'nice': seriescheck.HEAD_NICE}
+			assert make.keywords == {'nice': checkseries.HEAD_NICE}
 			head_started.set()
 			report(f'{name} x86_64', True, f'{srcdir} {build_root}')
 		return run
 	monkeypatch.setattr(c, '_build_patch', build)
 	monkeypatch.setattr(c, 'check_go7007', check('go7007'))
 	monkeypatch.setattr(c, 'check_modules', check('modules'))
-	seriescheck._run_checks(c, c.opts)
+	checkseries._run_checks(c, c.opts)
 	assert c.calls[0] == ('worktree', c.head_wt, 'c3')
 	assert [r.name for r in c.results] == ['go7007 x86_64', 'modules x86_64']
 	assert all(r.ok for r in c.results)
@@ -494,8 +499,8 @@ def test_a_head_check_that_raises_is_its_failure_and_the_next_still_runs(tmp_pat
 
 
 def test_the_heads_worktree_that_cannot_be_made_fails_each_head_check(tmp_path, monkeypatch):
-	from bklkunit import tree
-	from bklkunit.errors import UserError
+	from bklkunit.source import tree
+	from bklkunit.base.errors import UserError
 	c = _head_checker(tmp_path, monkeypatch, ('apply', 'go7007', 'modules'))
 
 	def broken(main, wt, commit, clean=False):
@@ -523,9 +528,9 @@ def test_the_head_checks_makes_run_at_head_nice(tmp_path, monkeypatch):
 	import os
 	import threading
 	monkeypatch.setenv('PATH', _fake_make(tmp_path, 'nice\n'))
-	c = seriescheck.Checker.__new__(seriescheck.Checker)
+	c = checkseries.Checker.__new__(checkseries.Checker)
 	c.cache, c.jobs, c.main = tmp_path, 2, tmp_path / 'linux'
-	c.args = type('A', (), {'no_ccache': True, 'verbose': False})()
+	c.opts = checkplan.SeriesOptions(use_ccache=False, verbose=False)
 	c._init_head()
 	log = tmp_path / 'log'
 	mine = os.nice(0)
@@ -575,7 +580,7 @@ def test_go7007_makes_its_log_directory(tmp_path, monkeypatch):
 	FileNotFoundError for series/logs/go7007-x86_64.log)."""
 	import subprocess
 	c = _head_checker(tmp_path, monkeypatch, ('apply', 'go7007'))
-	c.args.go7007_arch, c.args.update_go7007_baseline = 'x86_64', False
+	c.opts = dataclasses.replace(c.opts, go7007_arch='x86_64', update_go7007_baseline=False)
 	c.cache = tmp_path
 	c.logdir = tmp_path / 'series' / 'logs'
 	made = []
@@ -609,7 +614,7 @@ def test_a_lean_build_is_one_make_at_w1_counting_only_new_warnings(tmp_path, mon
 		extras.append((tuple(targets), tuple(extra)))
 		return subprocess.CompletedProcess([], 0, out, '')
 	c._make = make
-	from bklkunit import tree
+	from bklkunit.source import tree
 	monkeypatch.setattr(tree, 'git', lambda wt, *a, **k: subprocess.CompletedProcess(
 		a, 0, 'fs/x/a.c\n' if a[0] == 'diff-tree' else '', ''))
 	bdir = c._build_dir('x86_64')

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from bklkunit import paths, seriesmodules
-from bklkunit.errors import UserError
-from bklkunit.seriesmodules import BuildReport, State, compare, config_values, read_fragment
+from bklkunit.base import paths
+from bklkunit.base.errors import UserError
+from bklkunit.series import modulescheck
+from bklkunit.series.modulescheck import BuildOutput, State, compare, read_fragment
+from bklkunit.source.kconfig import config_values
 
 FRAG = """# a comment
 CONFIG_MODULES=y
@@ -64,7 +66,7 @@ def test_the_repository_fragment_names_every_suite_of_the_series():
 	assert len(defined) >= 16
 	r = compare(frag, {}, sorted(defined))
 	assert r.unnamed == []
-	for extra in seriesmodules.fragments('arm')[1:]:
+	for extra in modulescheck.fragments('arm')[1:]:
 		read_fragment(extra.read_text(), extra.name)
 
 
@@ -144,14 +146,14 @@ make[1]: *** [Makefile:1961: modpost] Error 2
 
 
 def test_build_report_reads_modpost_and_compiler_errors():
-	r = BuildReport.of(MODPOST + '../fs/ufs/tests/map.c:12:5: error: implicit declaration\n'
+	r = BuildOutput.of(MODPOST + '../fs/ufs/tests/map.c:12:5: error: implicit declaration\n'
 			   '  CC [M]  fs/ufs/super.o\n')
 	assert r.errors[0] == ('ERROR: modpost: "kallsyms_lookup_name" [fs/autofs/autofs4.ko] '
 			       'undefined!')
 	assert len(r.errors) == 4 and 'implicit declaration' in r.errors[3]
 	assert r.warnings == ['WARNING: modpost: fs/ufs/ufs: section mismatch in reference: '
 			      'x (section: .text) -> y']
-	assert BuildReport.of('  LD [M]  fs/ufs/ufs.ko\n').errors == []
+	assert BuildOutput.of('  LD [M]  fs/ufs/ufs.ko\n').errors == []
 
 
 class FakeMake:
@@ -207,7 +209,7 @@ def srcdir(tmp_path, monkeypatch):
 
 
 def run_check(srcdir, tmp_path, make):
-	return seriesmodules.check(make, srcdir, tmp_path / 'build', 'x86_64', tmp_path / 'm.log',
+	return modulescheck.check(make, srcdir, tmp_path / 'build', 'x86_64', tmp_path / 'm.log',
 				   [s for s in SUITES if s != 'ATALK_DDP_KUNIT_TEST'], {})
 
 
@@ -254,9 +256,9 @@ def test_check_fails_when_tinyconfig_fails(srcdir, tmp_path):
 
 
 def test_arm_gets_its_own_fragment_after_the_common_one():
-	frags = seriesmodules.fragments('arm')
+	frags = modulescheck.fragments('arm')
 	assert [f.name for f in frags] == ['modules.config', 'modules-arm.config']
-	assert [f.name for f in seriesmodules.fragments('x86_64')] == ['modules.config']
+	assert [f.name for f in modulescheck.fragments('x86_64')] == ['modules.config']
 	assert isinstance(frags[0], Path)
 
 
@@ -264,10 +266,10 @@ def test_the_lean_fragment_is_the_modules_fragment_built_in():
 	"""Every module of kunit/modules.config built in, every suite marked
 	built-in only listed, the arch's extras after: tinyconfig plus it builds
 	every suite into vmlinux."""
-	from bklkunit import paths
-	text = seriesmodules.lean_fragment('arm')
-	frag = seriesmodules.read_fragment(text, 'lean')
-	mods = seriesmodules.read_fragment((paths.KUNIT_DIR / 'modules.config').read_text())
+	from bklkunit.base import paths
+	text = modulescheck.lean_fragment('arm')
+	frag = modulescheck.read_fragment(text, 'lean')
+	mods = modulescheck.read_fragment((paths.KUNIT_DIR / 'modules.config').read_text())
 	assert not [s for s, v in frag.settings if v == 'm']
 	assert frag.value('KUNIT') == 'y' and frag.value('MMU') == 'y'
 	for sym, _ in mods.builtin_only:

@@ -7,9 +7,12 @@ import re
 
 import pytest
 
-from bklkunit import cli, paths, seriesplan, tree
-from bklkunit.errors import UserError
-from bklkunit.seriesplan import BootScope, SeriesOptions, boot_plan
+from bklkunit import cli
+from bklkunit.base import paths
+from bklkunit.base.errors import UserError
+from bklkunit.series import checkplan
+from bklkunit.series.checkplan import BootScope, SeriesOptions, boot_plan
+from bklkunit.source import subsystems, tree
 
 FIXES = 'Fixes: 1da177e4c3f4 ("Linux-2.6.12-rc2")'
 
@@ -81,7 +84,7 @@ def test_a_kconfig_test_entry_is_a_suite_change():
 		' \tbool "KUnit tests" if !KUNIT_ALL_TESTS\n-\tdepends on UFS_FS && KUNIT=y\n'
 		'+\tdepends on UFS_FS && KUNIT\n \tdefault KUNIT_ALL_TESTS\n')
 	text = patch('ufs: let the suite be a module', [], trailers=(), diff=diff)
-	assert seriesplan.kconfig_test_entries(text) == ['UFS_MAP_KUNIT_TEST']
+	assert checkplan.kconfig_test_entries(text) == ['UFS_MAP_KUNIT_TEST']
 	b = boot_plan('0054-a.patch', text)
 	assert b is not None and b.glob == 'ufs_*'
 	assert b.why == ('changes the Kconfig entry UFS_MAP_KUNIT_TEST',)
@@ -93,12 +96,12 @@ def test_a_kconfig_change_outside_test_entries_is_not_a_suite_change():
 		'-\ttristate "UFS file system support (read only)"\n'
 		'+\ttristate "UFS file system support"\n \tdepends on BLOCK\n'
 		' \t  Mentions UFS_MAP_KUNIT_TEST only in context.\n')
-	assert seriesplan.kconfig_test_entries(patch('ufs', [], trailers=(), diff=diff)) == []
+	assert checkplan.kconfig_test_entries(patch('ufs', [], trailers=(), diff=diff)) == []
 	# An entry added (the config line itself is new) counts.
 	added = ('diff --git a/net/appletalk/Kconfig b/net/appletalk/Kconfig\n'
 		 '--- a/net/appletalk/Kconfig\n+++ b/net/appletalk/Kconfig\n@@ -9,0 +10,3 @@\n'
 		 '+config ATALK_DDP_KUNIT_TEST\n+\tbool "x"\n+\tdepends on ATALK\n')
-	assert seriesplan.kconfig_test_entries(added) == ['ATALK_DDP_KUNIT_TEST']
+	assert checkplan.kconfig_test_entries(added) == ['ATALK_DDP_KUNIT_TEST']
 
 
 def test_the_series_head_boots_every_suite_and_every_case():
@@ -148,16 +151,16 @@ def test_every_suite_of_the_series_is_named_after_its_subsystem():
 		text = p.read_text()
 		for chunk in re.split(r'^diff --git ', text, flags=re.M)[1:]:
 			path = chunk.split()[0][2:]
-			sub = seriesplan.subsystem_of(path)
+			sub = subsystems.of_file(path)
 			for name in re.findall(r'^\+static struct kunit_suite \w+ = \{\n(?:\+.*\n)*?'
 					       r'\+\s*\.name = "(\w+)"', chunk, re.M):
 				seen.add(name)
 				# A subsystem without a prefix (mm: fail_alloc, kmemleak)
 				# boots every suite at its patches, so any name runs.
-				if sub and sub != 'kunit' and sub not in seriesplan.SUITE_PREFIX:
+				if sub and sub != 'kunit' and sub not in checkplan.SUITE_PREFIX:
 					continue
 				# KUnit's own suites (kunit_*) run at every boot of a KUnit patch.
-				prefix = 'kunit_' if sub == 'kunit' else seriesplan.SUITE_PREFIX.get(sub, '?')
+				prefix = 'kunit_' if sub == 'kunit' else checkplan.SUITE_PREFIX.get(sub, '?')
 				if not (sub and name.startswith(prefix)):
 					bad.append(f'{p.name}: {name} in {path}')
 	assert bad == [] and len(seen) >= 18, (bad, sorted(seen))
@@ -170,17 +173,17 @@ def test_test_symbols_of_a_diff():
 		'+config UFS_KUNIT_FIXTURES\n+\tbool\n'
 		'diff --git a/fs/ufs/tests/x.c b/fs/ufs/tests/x.c\n--- a/fs/ufs/tests/x.c\n'
 		'+++ b/fs/ufs/tests/x.c\n@@ -1 +1 @@\n+config NOT_KCONFIG_KUNIT_TEST\n')
-	assert seriesplan.test_symbols(diff) == {'UFS_MAP_KUNIT_TEST': 'fs/ufs/Kconfig'}
+	assert checkplan.test_symbols(diff) == {'UFS_MAP_KUNIT_TEST': 'fs/ufs/Kconfig'}
 
 
 def test_kunit_s_own_suite_symbols_count_too():
 	diff = ('diff --git a/lib/kunit/Kconfig b/lib/kunit/Kconfig\n--- a/lib/kunit/Kconfig\n'
 		'+++ b/lib/kunit/Kconfig\n@@ -1 +1,4 @@\n+config KUNIT_THREAD_TEST\n+\ttristate "x"\n'
 		'+config KUNIT_DEBUGFS\n+\tbool\n')
-	assert seriesplan.test_symbols(diff) == {'KUNIT_THREAD_TEST': 'lib/kunit/Kconfig'}
-	assert seriesplan.kconfig_test_entries(diff) == ['KUNIT_THREAD_TEST']
-	assert seriesplan.is_suite_symbol('KUNIT_WATCH_TEST')
-	assert not seriesplan.is_suite_symbol('KUNIT_DEBUGFS')
+	assert checkplan.test_symbols(diff) == {'KUNIT_THREAD_TEST': 'lib/kunit/Kconfig'}
+	assert checkplan.kconfig_test_entries(diff) == ['KUNIT_THREAD_TEST']
+	assert checkplan.is_suite_symbol('KUNIT_WATCH_TEST')
+	assert not checkplan.is_suite_symbol('KUNIT_DEBUGFS')
 
 
 # ------------------------------------------------------------ the options
@@ -192,9 +195,9 @@ def args(*argv):
 
 def test_default_options():
 	o = SeriesOptions.from_args(args(), 53)
-	assert o.checks == tuple(seriesplan.ALL_CHECKS) and o.build_arches == ('x86_64',)
+	assert o.checks == tuple(checkplan.ALL_CHECKS) and o.build_arches == ('x86_64',)
 	assert (o.from_patch, o.scope, o.slow, o.boot_timeout) == (1, BootScope.SUBSYSTEM, False,
-								   seriesplan.BOOT_TIMEOUT)
+								   checkplan.BOOT_TIMEOUT)
 	assert o.wants('boot') and o.wants('modules')
 
 
@@ -227,11 +230,11 @@ def test_the_lean_build_config_leaves_the_boots_out():
 	"""--build-config=lean: no kernel of it is booted, so the default checks
 	lose boot, and the build arches need not include x86_64."""
 	o = SeriesOptions.from_args(args('--build-config=lean'), 53)
-	assert o.build_config == seriesplan.BuildConfig.LEAN
+	assert o.build_config == checkplan.BuildConfig.LEAN
 	assert o.wants('build') and not o.wants('boot') and o.wants('modules')
 	o = SeriesOptions.from_args(args('--build-config=lean', '--build-arches=arm'), 53)
 	assert o.build_arches == ('arm',)
-	assert SeriesOptions.from_args(args(), 53).build_config == seriesplan.BuildConfig.FULL
+	assert SeriesOptions.from_args(args(), 53).build_config == checkplan.BuildConfig.FULL
 
 
 @pytest.mark.parametrize('argv, message', [

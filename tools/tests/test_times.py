@@ -14,8 +14,10 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from bklkunit import export, ktap, kunit_tool, paths, plan, profiles, results, rundir, run
-from bklkunit.console import parse_console
+from bklkunit.base import paths
+from bklkunit.results import export, kunit_tool, model, rundir, verdicts
+from bklkunit.results.cases import parse_console
+from bklkunit.run import plan, profiles, runner
 from conftest import read_data
 from test_baseline import CRASHING, ktap_console, rf, stage_crash  # noqa: F401  (rf: a fixture)
 from test_report import make_rdir, schema, validate  # noqa: F401  (schema: a fixture)
@@ -23,7 +25,7 @@ from test_run import fake, main_env  # noqa: F401  (fixtures used by rf)
 
 PRINTK_TIME = '--kernel_args=printk.time=1'
 PREFIX = re.compile(r'^\[ {0,4}\d{1,5}\.\d{6}\] ')
-BOOTED = '2026-12-05T09:41:07.250+01:00'      # as results.now() records it
+BOOTED = '2026-12-05T09:41:07.250+01:00'      # as model.now() records it
 
 
 def lines_of(name):
@@ -62,7 +64,7 @@ def test_every_boot_of_a_run_has_printk_times(rf):
 	f = rf
 	stage_crash(f, gamma='not ok')
 	f.ctl_write('x86_64', 'console@gamma.x', ktap_console(('gamma', [('x', 'ok')])))
-	run.main(f.args('--arch', 'x86_64', '--no-ccache', '--rerun-failures', '1'))
+	runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache', '--rerun-failures', '1')))
 	v = json.loads((f.results / 'x86_64' / 'verdict.json').read_text())
 	assert [(b['purpose'], b['filter']) for b in v['boots']] == [
 		('list', ''), ('continue', 'gamma'), ('continue', 'delta'), ('rerun', 'beta.q'),
@@ -117,8 +119,8 @@ def test_a_timed_console_reads_as_the_untimed_one_plus_times(parser_tree):
 							      p[row].span), row
 		assert c.duration is not None and c.clock is not None, row
 		assert p[row].duration is None and p[row].clock is None
-	v = ktap.judge(parser_tree, lines_of('real_x86_64_time.log'))
-	assert (v.status, v.passed, v.failed) == (ktap.ArchStatus.PASS, 15, 0)
+	v = verdicts.judge(parser_tree, lines_of('real_x86_64_time.log'))
+	assert (v.status, v.passed, v.failed) == (model.ArchStatus.PASS, 15, 0)
 
 
 def test_durations_and_clocks_of_a_timed_console(parser_tree):
@@ -145,30 +147,30 @@ def test_durations_and_clocks_of_a_timed_console(parser_tree):
 
 
 def test_parse_time_takes_only_times_it_can_place():
-	t = results.parse_time(BOOTED)
+	t = model.parse_time(BOOTED)
 	assert t == datetime(2026, 12, 5, 8, 41, 7, 250000, tzinfo=timezone.utc)
-	assert results.rfc3339(t) == '2026-12-05T08:41:07.250000+00:00'
-	assert results.parse_time('2026-12-05T08:41:07Z') == t.replace(microsecond=0)
+	assert model.rfc3339(t) == '2026-12-05T08:41:07.250000+00:00'
+	assert model.parse_time('2026-12-05T08:41:07Z') == t.replace(microsecond=0)
 	for bad in (None, '', 'yesterday', '2026-12-05T09:41:07', 1764920467, [BOOTED]):
-		assert results.parse_time(bad) is None, bad
-	now = results.parse_time(results.now())
+		assert model.parse_time(bad) is None, bad
+	now = model.parse_time(model.now())
 	assert now is not None and abs(datetime.now(timezone.utc) - now) < timedelta(minutes=1)
-	assert results.at_clock(t, 1.5) == t + timedelta(seconds=1.5)
-	assert results.at_clock(None, 1.5) is None and results.at_clock(t, None) is None
+	assert model.at_clock(t, 1.5) == t + timedelta(seconds=1.5)
+	assert model.at_clock(None, 1.5) is None and model.at_clock(t, None) is None
 
 
 def test_run_records_when_it_built_and_booted(rf):
 	f = rf
 	stage_crash(f)
 	before = datetime.now(timezone.utc)
-	run.main(f.args('--arch', 'x86_64', '--no-ccache'))
+	runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache')))
 	after = datetime.now(timezone.utc)
 	s = json.loads((f.results / 'summary.json').read_text())
 	v = json.loads((f.results / 'x86_64' / 'verdict.json').read_text())
 	times = [s['started'], v['build_started'], v['boot_started']] + [
 		b['started'] for b in v['boots']]
 	assert len(times) == 3 + 3                  # list, gamma, delta
-	parsed = [results.parse_time(t) for t in times]
+	parsed = [model.parse_time(t) for t in times]
 	assert all(before - timedelta(seconds=1) <= t <= after for t in parsed), times
 	assert parsed == sorted(parsed)
 	assert s['arches'][0]['boot_started'] == v['boot_started']
@@ -222,7 +224,7 @@ def test_results_without_recorded_times_still_load_and_export(tmp_path, parser_t
 	console, no start_time anywhere (and none made up)."""
 	rdir = timed_rdir(tmp_path)
 	_, [r] = rundir.load_run(rdir, parser_tree, probe=False)
-	assert r.build_started is None and r.boot_started is None
+	assert r.build_start is None and r.boot_start is None
 	assert all(c.start_time is None and c.duration is not None for c in r.cases)
 	doc = json.loads(export.write_reports(rdir, parser_tree, probe=False)['kcidb.json'].read_text())
 	validate(doc, schema)
@@ -270,7 +272,7 @@ def test_each_boot_s_cases_start_from_that_boot(tmp_path, parser_tree, schema):
 	(adir / 'verdict.json').write_text(json.dumps(v))
 	_, [r] = rundir.load_run(rdir, parser_tree, probe=False)
 	c = {x.row: x for x in r.cases}
-	booted = results.parse_time(BOOTED)
+	booted = model.parse_time(BOOTED)
 	# From its suite's plan (the sixth line).
 	assert c['alpha.one'].start_time == booted + timedelta(seconds=1.005)
 	assert c['gamma.x'].start_time == datetime(2026, 12, 5, 8, 45, 2, 5000, tzinfo=timezone.utc)

@@ -9,8 +9,8 @@ from typing import Dict
 
 import pytest
 
-from bklkunit import tree
-from bklkunit.errors import UserError
+from bklkunit.base.errors import UserError
+from bklkunit.source import tree
 from conftest import DEBVER, FAKE_SOURCE, KCONFIG_A, KCONFIG_B, UPSTREAM, commit, git
 
 # ------------------------------------------------------------------ helpers

@@ -10,8 +10,9 @@ import subprocess
 
 import pytest
 
-from bklkunit import cli, tree
-from bklkunit.errors import UserError
+from bklkunit import cli
+from bklkunit.base.errors import UserError
+from bklkunit.source import tree
 from conftest import commit, git
 from test_tree import env, exported  # noqa: F401  (fixtures)
 
@@ -420,13 +421,15 @@ def test_reading_refuses_a_tree_rebuilt_since_it_was_prepared(exported):
 
 
 def test_run_and_ab_hold_the_prepared_tree_not_a_user_tree(tmp_path, monkeypatch):
-	import argparse
+	import dataclasses
 	import contextlib
-	from bklkunit import run
+	from bklkunit.run import plan, profiles, runner
 	entered = []
 	monkeypatch.setattr(tree, 'reading', lambda t, h: contextlib.nullcontext(
 		entered.append((t, h))))
 	with contextlib.ExitStack() as held:
-		run.hold_tree(held, argparse.Namespace(tree=None), tmp_path, {'head': 'abc'})
-		run.hold_tree(held, argparse.Namespace(tree=str(tmp_path)), tmp_path, {'head': 'abc'})
+		prepared = plan.RunRequest((), profiles.get('default'), tmp_path, plan.RunOptions())
+		runner.hold_tree(held, prepared, tmp_path, {'head': 'abc'})
+		runner.hold_tree(held, dataclasses.replace(prepared, tree=tmp_path), tmp_path,
+				 {'head': 'abc'})
 	assert entered == [(tmp_path, 'abc')]
