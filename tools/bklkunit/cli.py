@@ -32,14 +32,15 @@ from .ufsimage import command
 
 DESCRIPTION = """\
 Build Debian's linux-source-6.12 with the BKL end-game KUnit series and
-boot it on x86_64, i386, arm and arm64 in QEMU through the tree's own
-kunit_tool: KTAP, JSON, JUnit, KCIDB and HTML results, checked against
-baselines.
+boot it in QEMU through the tree's own kunit_tool on eight arches of both
+byte orders (x86_64, i386, arm, arm64, riscv64; s390x, powerpc64, m68k):
+KTAP, JSON, JUnit, KCIDB and HTML results, checked against baselines.
 
-The main command, `run`, builds and boots all four arches: about 50
-minutes cold on 2 cores (a rerun with nothing changed takes seconds).
-Start with one arch: `./tools/kunit.py run --arch=x86_64` (about 10
-minutes cold)."""
+The main command, `run`, builds and boots x86_64 and s390x, one arch of
+each byte order: about 45 minutes cold on 2 busy cores (a rerun with
+nothing changed costs the boots); `--arch=all` runs all eight.  Start
+with one arch: `./tools/kunit.py run --arch=x86_64` (10-18 minutes
+cold)."""
 
 EPILOG = """\
 `kunit.py VERB --help` gives a verb's options.  docs/design.md has the
