@@ -12,7 +12,7 @@
  *     -fno-asynchronous-unwind-tables -include <tree>/tools/include/nolibc/nolibc.h \
  *     -o init gcov-init.c -lgcc
  *
- * What it prints, one record per file (tools/bklkunit/gcovdump.py reads it):
+ * What it prints, one record per file (tools/bklkunit/coverage/gcovdump.py reads it):
  *   BKL-GCOV BEGIN 1
  *   BKL-GCOV FILE <path under gcov/> <size> <fnv-1a 32 of the bytes, hex>
  *   BKL-GCOV D <base64, at most 76 characters>      (as many as needed)

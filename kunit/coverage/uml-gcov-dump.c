@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Linked into the UML kernel of a coverage run (tools/bklkunit/umlgcov.py,
+ * Linked into the UML kernel of a coverage run (tools/bklkunit/coverage/umlgcov.py,
  * docs/coverage.md#uml-under-gcc-12), never part of the kernel tree.
  *
  * gcc >= 7 writes the .gcda files from a destructor of priority 100 in each
