@@ -166,7 +166,7 @@ def plain_command(lay: Layout, arch: str, o: BenchOptions,
 	# --same-guest: our guest, printk timestamps included; otherwise the
 	# kernel command line kunit.py gives it (the profile's own arguments only).
 	cmd += profiles.exec_options(o.profile, qemu_args or [],
-				     plan.guest_kernel_args(arch) if o.same_guest else ())
+				     plan.guest_kernel_args(arch) if o.same_guest else (), arch)
 	return cmd
 
 

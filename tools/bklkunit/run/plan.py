@@ -188,7 +188,7 @@ class RunOptions:
 		"""kunit.py exec's --qemu_args and --kernel_args: the profile's, the
 		vCPUs, the user's; then guest_kernel_args(arch)."""
 		return profiles.exec_options(self.profile.name, self.qemu_extra(arch),
-					     guest_kernel_args(arch))
+					     guest_kernel_args(arch), arch)
 
 
 @dataclass(frozen=True)

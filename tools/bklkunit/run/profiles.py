@@ -32,6 +32,8 @@ class Profile:
 	what: str                                    # one line for --help and the docs
 	unsupported: Dict[str, str] = field(default_factory=dict)   # arch -> why not
 	qemu_args: Tuple[str, ...] = ()              # kunit.py exec --qemu_args
+	# arch -> more --qemu_args: the machine the detector needs on that arch
+	arch_qemu_args: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
 	kernel_args: Tuple[str, ...] = ()            # kunit.py exec --kernel_args
 	timeout: int = 0                             # the guest's --timeout unless given (0: run's)
 
@@ -54,12 +56,11 @@ _NO_KCSAN_UM = 'no KCSAN on UML: arch/um/Kconfig does not select HAVE_ARCH_KCSAN
 # powerpc64: arch/powerpc/Kconfig selects HAVE_ARCH_KASAN on 64-bit Book3S
 # "if PPC_RADIX_MMU", and arch/powerpc/mm/kasan/init_book3s_64.c turns it
 # off at boot without the radix MMU ("KASAN not enabled as it requires
-# radix!"): kunit_tool's pseries guest is a POWER8 (-cpu power8), which has
-# only the hash MMU, so the kernel would build and then run without KASAN.
-_NO_KASAN_PPC64 = ('no KASAN on the POWER8 pseries guest: book3s64 KASAN needs the radix MMU '
-		   '(arch/powerpc/mm/kasan/init_book3s_64.c: "KASAN not enabled as it requires '
-		   'radix!"), and kunit_tool\'s machine (qemu_configs/powerpc.py, -cpu power8) '
-		   'has the hash MMU only')
+# radix!").  kunit_tool's pseries guest is a POWER8 (qemu_configs/powerpc.py,
+# -cpu power8), which has the hash MMU only; a POWER9 has radix, and QEMU
+# takes the last -cpu it is given, so the kasan profile boots powerpc64 as a
+# POWER9 (the kernel, built for any 64-bit Book3S, runs on both).
+_KASAN_PPC64_CPU = ('-cpu power9',)
 _NO_KCSAN_RISCV = 'no KCSAN on riscv: arch/riscv/Kconfig does not select HAVE_ARCH_KCSAN'
 _NO_KASAN_M68K = 'no KASAN on m68k: arch/m68k/Kconfig does not select HAVE_ARCH_KASAN'
 _NO_KCSAN_M68K = 'no KCSAN on m68k: arch/m68k/Kconfig does not select HAVE_ARCH_KCSAN'
@@ -77,9 +78,10 @@ PROFILES: Dict[str, Profile] = {
 	# had not started (rcu_check_gp_start_stall) during boot, outside any
 	# case, on x86_64 (results 20261203-152237).  A hung case is still
 	# caught, by kunit's case timeout and the guest --timeout.
-	'kasan': Profile('kasan', 'default + generic KASAN (x86_64, arm64, arm, s390x, riscv64)',
-			 {'i386': _NO_KASAN_I386, 'powerpc64': _NO_KASAN_PPC64,
-			  'm68k': _NO_KASAN_M68K},
+	'kasan': Profile('kasan', 'default + generic KASAN (x86_64, arm64, arm, s390x, riscv64, '
+			 'powerpc64 as a POWER9)',
+			 {'i386': _NO_KASAN_I386, 'm68k': _NO_KASAN_M68K},
+			 arch_qemu_args={'powerpc64': _KASAN_PPC64_CPU},
 			 kernel_args=('kasan_multi_shot', 'rcupdate.rcu_cpu_stall_timeout=300'),
 			 # Measured: x86_64 143 s (~90 s of it probing the virtio-pci
 			 # disks), arm64 68 s, arm 59 s: half of the default 300 s on
@@ -131,10 +133,12 @@ def build_key(tree_key: str, name: str) -> str:
 
 
 def exec_options(name: str, qemu_args: Sequence[str],
-		 kernel_args: Sequence[str] = ()) -> List[str]:
-	"""kunit.py exec options of a profile, then the user's --qemu-args; the
-	profile's --kernel_args, then kernel_args (the run's own)."""
+		 kernel_args: Sequence[str] = (), arch: str = '') -> List[str]:
+	"""kunit.py exec options of a profile (its own, then those it needs on
+	arch), then the user's --qemu-args; the profile's --kernel_args, then
+	kernel_args (the run's own)."""
 	p = PROFILES.get(name, PROFILES[DEFAULT])
-	out = [f'--qemu_args={q}' for q in list(p.qemu_args) + list(qemu_args)]
+	mine = list(p.qemu_args) + list(p.arch_qemu_args.get(arch, ()))
+	out = [f'--qemu_args={q}' for q in mine + list(qemu_args)]
 	out += [f'--kernel_args={k}' for k in list(p.kernel_args) + list(kernel_args)]
 	return out
