@@ -240,3 +240,15 @@ def test_series_checks_keep_the_four_arches():
 	assert paths.SERIES_ARCHES == QEMU4
 	assert paths.parse_arches('all', paths.SERIES_ARCHES) == QEMU4
 	assert paths.parse_arches('all,s390x', paths.SERIES_ARCHES) == QEMU4 + ['s390x']
+
+
+def test_new_stamped_dir_never_reuses_a_name(tmp_path, monkeypatch):
+	"""Runs started in the same second each get a directory of their own."""
+	monkeypatch.setattr(paths.time, 'strftime', lambda fmt: '20261207-120000')
+	base = tmp_path / 'results'
+	got = [paths.new_stamped_dir(base) for _ in range(3)]
+	assert [d.name for d in got] == ['20261207-120000', '20261207-120000-1',
+					 '20261207-120000-2']
+	assert all(d.is_dir() for d in got)
+	assert paths.new_stamped_dir(base, '-mutate').name == '20261207-120000-mutate'
+	assert paths.new_stamped_dir(base, '-mutate').name == '20261207-120000-1-mutate'

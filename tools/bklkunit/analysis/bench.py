@@ -559,14 +559,9 @@ def goals(rows: List[Row], limit: float = LIMIT_PCT) -> List[Dict[str, Any]]:
 
 
 def results_dir(o: BenchOptions, lay: Layout) -> Path:
-	if o.results_dir:
-		d = Path(o.results_dir).resolve()
-	else:
-		d = lay.root / 'results' / time.strftime('%Y%m%d-%H%M%S')
-		n = 1
-		while d.exists():
-			d = lay.root / 'results' / (time.strftime('%Y%m%d-%H%M%S') + f'-{n}')
-			n += 1
+	if not o.results_dir:
+		return paths.new_stamped_dir(lay.root / 'results')
+	d = Path(o.results_dir).resolve()
 	d.mkdir(parents=True, exist_ok=True)
 	return d
 

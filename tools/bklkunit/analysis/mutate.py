@@ -421,14 +421,7 @@ def results_dir(o: MutateOptions, cache: Path) -> Path:
 		d = o.results_dir
 		d.mkdir(parents=True, exist_ok=True)
 		return d
-	base = cache / 'results'
-	base.mkdir(parents=True, exist_ok=True)
-	stamp = time.strftime('%Y%m%d-%H%M%S')
-	d, n = base / f'{stamp}-mutate', 1
-	while d.exists():
-		d, n = base / f'{stamp}-{n}-mutate', n + 1
-	d.mkdir()
-	return d
+	return paths.new_stamped_dir(cache / 'results', '-mutate')
 
 
 def format_list(sites: Sequence[Site], unpaired: Sequence[Site], problems: Sequence[str]) -> str:

@@ -6,6 +6,7 @@ import enum
 import fcntl
 import os
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence
@@ -103,6 +104,22 @@ DEFAULT_ARCHES = ['x86_64', 's390x']
 # the four arches its baselines (go7007 W=1 warnings, the modules check's
 # fragments) are kept for.  The arches of issue #31 are run targets.
 SERIES_ARCHES = QEMU_ARCHES[:4]
+
+
+def new_stamped_dir(base: Path, suffix: str = '') -> Path:
+	"""A new directory <base>/<YYYYmmdd-HHMMSS>[-n]<suffix> (base made if
+	need be): the first of those names nobody has taken, mkdir being the
+	claim, so two runs started in the same second get one each."""
+	base.mkdir(parents=True, exist_ok=True)
+	stamp = time.strftime('%Y%m%d-%H%M%S')
+	n = 0
+	while True:
+		d = base / (stamp + (f'-{n}' if n else '') + suffix)
+		try:
+			d.mkdir()
+			return d
+		except FileExistsError:
+			n += 1
 
 
 def parse_arches(spec: str, everything: Sequence[str] = ()) -> List[str]:

@@ -411,14 +411,7 @@ def results_dir(req: RunRequest, point_latest: bool = True) -> Path:
 		d = req.results_dir
 		d.mkdir(parents=True, exist_ok=True)
 		return d
-	base = cache / 'results'
-	base.mkdir(parents=True, exist_ok=True)
-	d = base / time.strftime('%Y%m%d-%H%M%S')
-	n = 1
-	while d.exists():
-		d = base / (time.strftime('%Y%m%d-%H%M%S') + f'-{n}')
-		n += 1
-	d.mkdir()
+	d = paths.new_stamped_dir(cache / 'results')
 	if point_latest:
 		set_latest(cache, d)
 	return d
