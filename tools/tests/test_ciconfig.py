@@ -71,11 +71,11 @@ def test_every_job_keeps_its_results_and_merge_runs_always():
 def test_job_count():
 	pl = pipeline.Pipeline()
 	runs = sum(len(a) for _, a in pl.matrix())
-	# default on all 8, kasan on 5 (not i386, powerpc64, m68k), kcsan on 4
+	# default on all 8, kasan on 6 (not i386, m68k), kcsan on 4
 	# (x86_64, arm64, s390x, powerpc64), faults on 7 (not m68k).
-	assert [(p, len(a)) for p, a in pl.matrix()] == [('default', 8), ('kasan', 5), ('kcsan', 4),
+	assert [(p, len(a)) for p, a in pl.matrix()] == [('default', 8), ('kasan', 6), ('kcsan', 4),
 							 ('faults', 7)]
-	assert runs == 24
+	assert runs == 25
 	assert len(pl.jobs()) == 1 + 1 + runs + pipeline.DEFAULT_SHARDS + 1 + 1 + 1
 
 

@@ -197,6 +197,24 @@ def _artifacts(expire: str, path: str, junit: str = '') -> Dict[str, Any]:
 	return a
 
 
+def _test_job(cache_key: str, script: List[str], head: Optional[Dict[str, Any]] = None,
+	      timeout: str = '', fail_on_1: bool = False) -> Dict[str, Any]:
+	"""A job of the test stage after prepare, with its own ccache and every
+	result kept: head (variables, parallel) after `needs`.  Unless
+	fail_on_1, exit 1 (a case or check that is not a pass) is allowed here:
+	merge and compare judge it; a setup error (2) fails the job."""
+	job: Dict[str, Any] = {'stage': 'test', 'needs': ['prepare']}
+	job.update(head or {})
+	job['cache'] = {'key': cache_key, 'paths': ['.ccache/'], 'when': 'always'}
+	if timeout:
+		job['timeout'] = timeout
+	job['script'] = script
+	if not fail_on_1:
+		job['allow_failure'] = {'exit_codes': [1]}
+	job['artifacts'] = _artifacts(JOB_EXPIRY, f'{RESULTS}/')
+	return job
+
+
 def document(pl: Pipeline) -> Dict[str, Any]:
 	"""The pipeline as the dict .gitlab-ci.yml is written from."""
 	series_vars = {'SHARDS': str(pl.shards)}
@@ -232,48 +250,31 @@ def document(pl: Pipeline) -> Dict[str, Any]:
 			'artifacts': _artifacts(JOB_EXPIRY, f'{RESULTS}/pytest/',
 						f'{RESULTS}/pytest/junit.xml'),
 		}
-	doc['run'] = {
-		'stage': 'test', 'needs': ['prepare'],
-		'parallel': {'matrix': [{'PROFILE': p, 'ARCH': arches} for p, arches in pl.matrix()]},
-		'cache': {'key': 'ccache-$ARCH-$PROFILE', 'paths': ['.ccache/'], 'when': 'always'},
-		'timeout': '2h',
-		'script': [f'{KUNIT} run --arch=$ARCH --profile=$PROFILE '
-			   f'--results-dir={RESULTS}/run-$ARCH-$PROFILE --progress-interval=60'],
-		# A failed case (exit 1) is merge's and compare's to judge; a setup
-		# error (2) fails here.
-		'allow_failure': {'exit_codes': [1]},
-		'artifacts': _artifacts(JOB_EXPIRY, f'{RESULTS}/'),
-	}
-	doc['series'] = {
-		'stage': 'test', 'needs': ['prepare'],
-		'variables': series_vars,
-		'parallel': {'matrix': [{'SHARD': [str(k) for k in range(1, pl.shards + 1)]}]},
-		'cache': {'key': 'ccache-series-x86_64-$SHARD', 'paths': ['.ccache/'], 'when': 'always'},
-		'script': [f'{KUNIT} check-series --build-config=lean --checks={SHARD_CHECKS} '
-			   f'--shard=$SHARD/$SHARDS --results-dir={RESULTS}/series-$SHARD'],
-		'allow_failure': {'exit_codes': [1]},
-		'artifacts': _artifacts(JOB_EXPIRY, f'{RESULTS}/'),
-	}
+	doc['run'] = _test_job(
+		'ccache-$ARCH-$PROFILE',
+		[f'{KUNIT} run --arch=$ARCH --profile=$PROFILE '
+		 f'--results-dir={RESULTS}/run-$ARCH-$PROFILE --progress-interval=60'],
+		{'parallel': {'matrix': [{'PROFILE': p, 'ARCH': arches} for p, arches in pl.matrix()]}},
+		timeout='2h')
+	doc['series'] = _test_job(
+		'ccache-series-x86_64-$SHARD',
+		[f'{KUNIT} check-series --build-config=lean --checks={SHARD_CHECKS} '
+		 f'--shard=$SHARD/$SHARDS --results-dir={RESULTS}/series-$SHARD'],
+		{'variables': series_vars,
+		 'parallel': {'matrix': [{'SHARD': [str(k) for k in range(1, pl.shards + 1)]}]}})
 	if pl.head_checks:
-		doc['series-head'] = {
-			'stage': 'test', 'needs': ['prepare'],
-			'cache': {'key': 'ccache-series-head', 'paths': ['.ccache/'], 'when': 'always'},
-			'script': [f'{KUNIT} check-series --checks={HEAD_CHECKS} --go7007-arch=all '
-				   f'--results-dir={RESULTS}/series-head'],
-			'allow_failure': {'exit_codes': [1]},
-			'artifacts': _artifacts(JOB_EXPIRY, f'{RESULTS}/'),
-		}
+		doc['series-head'] = _test_job(
+			'ccache-series-head',
+			[f'{KUNIT} check-series --checks={HEAD_CHECKS} --go7007-arch=all '
+			 f'--results-dir={RESULTS}/series-head'])
 	if pl.ab_arches:
 		# What the series did: fails (exit 1) on a case it regressed.
-		doc['ab'] = {
-			'stage': 'test', 'needs': ['prepare'],
-			'parallel': {'matrix': [{'ARCH': list(pl.ab_arches)}]},
-			'cache': {'key': 'ccache-ab-$ARCH', 'paths': ['.ccache/'], 'when': 'always'},
-			'timeout': '2h',
-			'script': [f'{KUNIT} ab --arch=$ARCH --results-dir={RESULTS}/ab-$ARCH '
-				   '--progress-interval=60'],
-			'artifacts': _artifacts(JOB_EXPIRY, f'{RESULTS}/'),
-		}
+		doc['ab'] = _test_job(
+			'ccache-ab-$ARCH',
+			[f'{KUNIT} ab --arch=$ARCH --results-dir={RESULTS}/ab-$ARCH '
+			 '--progress-interval=60'],
+			{'parallel': {'matrix': [{'ARCH': list(pl.ab_arches)}]}},
+			timeout='2h', fail_on_1=True)
 	doc['merge'] = {
 		'stage': 'merge', 'when': 'always',
 		'script': [
