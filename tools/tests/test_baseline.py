@@ -439,7 +439,7 @@ if verb == 'exec' and listing:
 	print('[07:01:00] Starting KUnit Kernel (1/1)...')
 	(build_dir / 'test.log').write_text('KTAP version 1\n1..0\n')
 	sys.stdout.write(get('list', ''))
-	sys.exit(0)
+	sys.exit(int(get('list_rc', '0')))
 if verb == 'exec':
 	counter = ctl / f'{arch}.count@{glob}'
 	n = int(counter.read_text()) + 1 if counter.exists() else 1
@@ -527,6 +527,23 @@ def test_crash_reruns_the_suites_it_cut_off(rf, capsys):
 	assert a.cases == {'alpha.one': 'pass', 'alpha.two': 'pass', 'alpha.three': 'pass',
 			   'beta.p': 'pass', 'beta.q': 'crash', 'beta.r': 'missing', 'gamma.x': 'pass',
 			   'delta.y': 'fail'}
+
+
+def test_a_listing_kunit_py_gave_up_on_starts_no_boot(rf):
+	"""The --list_tests boot panicked and kunit.py exec died in a traceback
+	(exit 1): what it printed is no list of tests, so no suite is made up
+	from it and none is re-run; the crash stays the verdict."""
+	f = rf
+	stage_crash(f)
+	f.ctl_write('x86_64', 'list', 'Traceback (most recent call last):\n'
+		    '    main(sys.argv[1:])\n    lines.pop()\n' + LISTED)
+	f.ctl_write('x86_64', 'list_rc', '1')
+	rc = runner.main(plan.RunRequest.from_args(f.args('--arch', 'x86_64', '--no-ccache')))
+	assert rc == 1
+	assert [(c['glob'], c['list']) for c in f.calls('exec')] == [('', False), ('', True)]
+	v = verdict(f, 'x86_64')
+	assert v['status'] == 'CRASH'
+	assert [(b['purpose'], b['exit'], b['tests']) for b in v['boots']] == [('list', 1, 0)]
 
 
 def test_crash_rerun_keeps_going_past_a_second_crash(rf):
@@ -827,6 +844,13 @@ def test_listed_tests_pattern():
 	lines = ['$ kunit.py exec --list_tests', '[07:01:00] Starting KUnit Kernel (1/1)...',
 		 'alpha.one', 'beta.p', 'KTAP version 1', '[07:01:02] Elapsed time: 1.0s']
 	assert [l for l in lines if kunit_tool.LISTED.match(l)] == ['alpha.one', 'beta.p']
+	# kunit.py's traceback when the listing boot panicked (results
+	# 20261207-171052, coverage x86_64): none of it is a test.
+	traceback = ['Traceback (most recent call last):', '    main(sys.argv[1:])',
+		     '    lines.pop()', 'ValueError: LineStream: going past EOF, last line was ',
+		     'kunit-try-catch-test.kunit_test_try_catch_successful_try_no_catch']
+	assert kunit_tool.listed_tests('$ kunit.py\n' + '\n'.join(traceback)) == [
+		'kunit-try-catch-test.kunit_test_try_catch_successful_try_no_catch']
 	assert laterboots._suites_in_order(['a.x', 'a.y', 'b.z', 'a.w']) == ['a', 'b']
 
 

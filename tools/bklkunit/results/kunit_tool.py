@@ -56,8 +56,11 @@ TIMEOUT_LINE = re.compile(r"Command '.*' timed out after (\d+) seconds")
 # What kunit.py build says when the kunitconfig cannot be had (CONFIG_FAILED).
 CONFIG_FAILURE_MARKERS = ('Not all Kconfig options', 'Multiple values specified',
 			  'does not exist', 'is not a valid arch')
-# What kunit.py exec --list_tests prints for each test (after its first line).
-LISTED = re.compile(r'^[^\s.]+\.[^\s.]+$')
+# What kunit.py exec --list_tests prints for each test (after its first line):
+# <suite>.<case>, a suite name as kunit_suite gives it (letters, digits, '_',
+# '-') and a case's C identifier.  Nothing else on its output may pass for one
+# (a Python traceback's `main(sys.argv[1:])` or `lines.pop()` did: 2026-12-07).
+LISTED = re.compile(r'^[A-Za-z0-9_-]+\.[A-Za-z_][A-Za-z0-9_]*$')
 # kunit.py exec's reading of each KTAP result (kunit_parser.format_test_result)
 # and of each suite header (print_test_header), with or without [hh:mm:ss].
 RESULT_LINE = re.compile(r'^(?:\[[0-9:]+\] )?\[(PASSED|SKIPPED|FAILED|CRASHED)\] ')

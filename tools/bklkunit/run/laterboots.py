@@ -85,9 +85,12 @@ class Booter:
 		progress.say(self.shown, 'list tests')
 		rc, output, _ = self._exec(['--list_tests'] + ([filter_glob] if filter_glob else []),
 					   'list', 'list')
-		# A list kunit.py exec was killed for (past its deadline) may be cut short.
-		tests = self.listed = ([] if rc == progress.PAST_DEADLINE
-				       else kunit_tool.listed_tests(output))
+		# Only a listing kunit.py exec finished is believed: one killed past
+		# its deadline may be cut short, and one it gave up on (its own
+		# --timeout, a guest that panicked before listing: a traceback) lists
+		# nothing the kernel said.  No list: no continuing boot, the suites
+		# the crash cut off stay unrun (as their notes say).
+		tests = self.listed = kunit_tool.listed_tests(output) if rc == 0 else []
 		boot = {'boot': 'list', 'purpose': 'list', 'filter': filter_glob,
 			'console': 'console.list.log', 'kunit_log': 'kunit.list.log',
 			'exit': rc, 'tests': len(tests), 'started': self.started}
