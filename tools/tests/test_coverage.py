@@ -508,3 +508,31 @@ def test_baseline_coverage_only_writes_no_case_baseline(tmp_path, capsys):
 		['coverage/x86_64.json']
 	doc = json.loads((bdir / 'coverage' / 'x86_64.json').read_text())
 	assert doc['files']['fs/ufs/inode.c']['lines']['percent'] == 80.0
+
+
+def test_libgcc_only_from_the_target_multilib(tmp_path):
+	"""gcc -m32 without Debian's gcc-multilib names the 64-bit libgcc.a,
+	which the 32-bit link of /init skips ("cannot find -lgcc"): no -lgcc
+	then (results 20261207-185949, i386)."""
+	from bklkunit.coverage import gcovinit
+	lib64 = tmp_path / 'lib' / 'libgcc.a'
+	lib32 = tmp_path / 'lib' / '32' / 'libgcc.a'
+	lib64.parent.mkdir(parents=True)
+	lib64.write_bytes(b'!<arch>\n')
+	cc = tmp_path / 'gcc'
+
+	def fake(libgcc: Path, multi: str) -> None:
+		cc.write_text('#!/bin/sh\nfor a; do case "$a" in\n'
+			      f'-print-libgcc-file-name) echo {libgcc};;\n'
+			      f'-print-multi-directory) echo {multi};;\nesac; done\n')
+		cc.chmod(0o755)
+	fake(lib64, '32')
+	assert not gcovinit.has_libgcc(str(cc), ['-m32'])
+	lib32.parent.mkdir()
+	lib32.write_bytes(b'!<arch>\n')
+	fake(lib32, '32')
+	assert gcovinit.has_libgcc(str(cc), ['-m32'])
+	fake(lib64, '.')
+	assert gcovinit.has_libgcc(str(cc), [])
+	fake(tmp_path / 'none.a', '.')
+	assert not gcovinit.has_libgcc(str(cc), [])

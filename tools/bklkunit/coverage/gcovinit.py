@@ -76,11 +76,25 @@ def compile_command(ktree: Path, arch: str, sysroot_dir: Path, out: Path) -> Lis
 		'-isystem', str(sysroot_dir / 'include'),
 		'-include', str(ktree / 'tools' / 'include' / 'nolibc' / 'nolibc.h'),
 		'-o', str(out), str(INIT_SOURCE)]
-	libgcc = subprocess.run([cc] + target + ['-print-libgcc-file-name'],
-				capture_output=True, text=True).stdout.strip()
-	if libgcc and Path(libgcc).is_file():
+	if has_libgcc(cc, target):
 		cmd.append('-lgcc')
 	return cmd
+
+
+def has_libgcc(cc: str, target: Sequence[str]) -> bool:
+	"""Whether cc has a libgcc for target.  Without the multilib installed
+	(Debian's gcc-multilib), `gcc -m32 -print-libgcc-file-name` names the
+	64-bit one, which the 32-bit link skips ("cannot find -lgcc"): the
+	file must be in the target's multilib directory (`-print-multi-directory`:
+	"32" for -m32, "." for a compiler of one target)."""
+	def ask(opt: str) -> str:
+		return subprocess.run([cc] + list(target) + [opt],
+				      capture_output=True, text=True).stdout.strip()
+	libgcc = ask('-print-libgcc-file-name')
+	if not libgcc or not Path(libgcc).is_file():
+		return False
+	multi = ask('-print-multi-directory')
+	return multi in ('', '.') or Path(libgcc).parent.name == multi
 
 
 def newc(entries: Sequence[Tuple[str, int, int, bytes]]) -> bytes:
