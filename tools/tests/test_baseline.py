@@ -544,6 +544,7 @@ def test_a_listing_kunit_py_gave_up_on_starts_no_boot(rf):
 	v = verdict(f, 'x86_64')
 	assert v['status'] == 'CRASH'
 	assert [(b['purpose'], b['exit'], b['tests']) for b in v['boots']] == [('list', 1, 0)]
+	assert 'exited 1: its listing is not read' in v['boots'][0]['reason']
 
 
 def test_crash_rerun_keeps_going_past_a_second_crash(rf):

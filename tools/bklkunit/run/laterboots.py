@@ -96,6 +96,9 @@ class Booter:
 			'exit': rc, 'tests': len(tests), 'started': self.started}
 		if rc == progress.PAST_DEADLINE:
 			boot['reason'] = self.killed('console.list.log')
+		elif rc:
+			boot['reason'] = (f'kunit.py exec --list_tests exited {rc}: its listing is not '
+					  'read (kunit.list.log)')
 		self.boots.append(boot)
 		return tests
 
