@@ -229,8 +229,8 @@ def build_parser() -> argparse.ArgumentParser:
 			    'subsystem, and the stable requests, into DIR (docs/mail.md)')
 	p.set_defaults(func=cmd_export)
 
-	p = sub.add_parser('run', help='build and run the suites on each arch (all four cold: '
-			   '~50 min on 2 cores; start with --arch=x86_64)')
+	p = sub.add_parser('run', help='build and run the suites on each arch (the default '
+			   'x86_64 and s390x: ~45 min cold on 2 cores; start with --arch=x86_64)')
 	_common(p)
 	runner.add_arguments(p)
 	_json_option(p)

@@ -4,6 +4,7 @@ A's kunitconfig, and whole runs over a fake prepared repository whose
 kunit.py is a stub that checks the kunitconfig against the tree's Kconfig
 files the way kunit.py build does."""
 
+import argparse
 import json
 import os
 
@@ -904,3 +905,51 @@ def test_ab_side_whose_reports_fail_still_labels(abf, monkeypatch, capsys):
 	assert json.loads((f.results / 'b' / 'summary.json').read_text())['arches'][0]['status'] == 'PASS'
 	[x] = ab_json(f)['arches']
 	assert {c['label'] for c in x['cases']} == {'unchanged pass'}
+
+
+def test_a_side_without_leaves_out_the_patches_named(series_repo, tmp_path, capsys):
+	"""--a-side=without:2: the series less its second patch (the fix), the
+	test that needs the fix left out as it does not apply; the key has the
+	mode, so tests mode makes its own A again."""
+	main, pristine, (t1, fix, t2, t3) = series_repo
+	cache = tmp_path / 'cache'
+	mode = ab.parse_a_side('without:2')
+	wt, c, _, left = ab.make_a_tree(main, cache, mode)
+	assert 'without patches 2' in capsys.readouterr().out
+	assert [(x['commit'], x['why']) for x in left] == [(fix, ab.LEFT_ASKED),
+							     (t2, ab.LEFT_CONFLICT)]
+	assert (wt / 'src.c').read_text() == SRC and (wt / 't3.c').is_file()
+	# without:3 keeps the fix: only t2 is left out, asked for.
+	wt, c3, _, left = ab.make_a_tree(main, cache, ab.parse_a_side('without:3'))
+	assert [(x['commit'], x['why']) for x in left] == [(t2, ab.LEFT_ASKED)]
+	assert 'long b;' in (wt / 'src.c').read_text() and c3 != c
+	# Another mode is made again: tests leaves out what without:2 did, so
+	# the same commits give the same A (committer and dates kept).
+	_, ct, _, left = ab.make_a_tree(main, cache, 'tests')
+	assert 'Making A' in capsys.readouterr().out
+	assert ct == c and left[0]['why'] == ab.LEFT_FIX
+	with pytest.raises(UserError, match='the series has 4 patches'):
+		ab.make_a_tree(main, cache, ab.parse_a_side('without:5'))
+
+
+@pytest.mark.parametrize('text, want', [
+	('tests', 'tests'), ('pristine', 'pristine'), ('without:3', 'without:3'),
+	('without:101,99-100', 'without:99,100,101'), ('without: 7 , 7-8', 'without:7,8'),
+])
+def test_parse_a_side(text, want):
+	assert ab.parse_a_side(text) == want
+
+
+@pytest.mark.parametrize('text', ['fixes', 'without:', 'without:0', 'without:5-3',
+				  'without:x', 'without:1,,2', 'without1'])
+def test_parse_a_side_refuses(text):
+	with pytest.raises(argparse.ArgumentTypeError, match='not'):
+		ab.parse_a_side(text)
+
+
+def test_a_side_without_is_named_by_its_patches():
+	assert dict(ab.side_names('without:99,100,101')) == {
+		'a': 'without 0099,0100,0101', 'b': 'series'}
+	assert ab.left_numbers('tests') == set() and ab.left_numbers('without:4,9') == {4, 9}
+	args = cli.build_parser().parse_args(['ab', '--a-side', 'without:99-101'])
+	assert ab.AbRequest.from_args(args).a_side == 'without:99,100,101'

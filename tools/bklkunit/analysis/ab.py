@@ -11,6 +11,10 @@ did to it.
      test patch that does not apply without the fixes before it is left
      out (and said so); its cases read "new test".  `--a-side=pristine`:
      the pristine commit alone, every case of the series a "new test".
+     `--a-side=without:99-101`: the series less the patches numbered
+     (1 the first), for a series whose tests no longer build without
+     every fix (a test that uses what a fix added): the tests of those
+     fixes read "fixed by the series", everything else "unchanged".
      A is checked out in a detached git worktree of the prepared
      repository, <cache>/pristine/src/<name> (the tests commit is kept as
      refs/bkl-kunit/ab-a and made again only when the series changed),
@@ -46,6 +50,7 @@ import argparse
 import contextlib
 import hashlib
 import json
+import re
 import shutil
 import sys
 import time
@@ -84,14 +89,45 @@ LABELS = (REGRESSED, FIXED, NEW, REMOVED, NOT_RUN_A, NOT_RUN_B, NEW_SKIP, UNSKIP
 # What each side is called: A's name depends on --a-side (side_names).
 SIDES: Mapping[str, str] = MappingProxyType({'a': 'pristine', 'b': 'series'})
 A_SIDES = {'tests': 'tests only', 'pristine': 'pristine'}   # --a-side -> A's name
+WITHOUT = 'without:'    # --a-side without:N[-M][,...]: the series less those patches
+
+
+def parse_a_side(text: str) -> str:
+	"""--a-side: tests, pristine, or without: and patch numbers of the
+	series (1 the first) and ranges N-M, comma-separated; returned as
+	without: and the numbers in order, one each."""
+	if text in A_SIDES:
+		return text
+	if not text.startswith(WITHOUT):
+		raise argparse.ArgumentTypeError(
+			f'{text!r}: not tests, pristine or without:N[-M][,...] (patch numbers)')
+	numbers: Set[int] = set()
+	for part in text[len(WITHOUT):].split(','):
+		m = re.fullmatch(r'\s*(\d+)(?:-(\d+))?\s*', part)
+		low, high = (int(m[1]), int(m[2] or m[1])) if m else (0, 0)
+		if not m or low < 1 or high < low:
+			raise argparse.ArgumentTypeError(
+				f'{text!r}: {part.strip()!r} is not a patch number (1 the first) '
+				'or a range N-M')
+		numbers.update(range(low, high + 1))
+	return WITHOUT + ','.join(str(n) for n in sorted(numbers))
+
+
+def left_numbers(mode: str) -> Set[int]:
+	"""The patch numbers a without: mode leaves out (none for the others)."""
+	if not mode.startswith(WITHOUT):
+		return set()
+	return {int(n) for n in mode[len(WITHOUT):].split(',')}
 
 
 def side_names(mode: str) -> Mapping[str, str]:
 	"""{'a': ..., 'b': 'series'} for --a-side mode."""
-	return MappingProxyType({'a': A_SIDES[mode], 'b': SIDES['b']})
+	a = A_SIDES.get(mode) or 'without ' + ','.join(f'{n:04d}' for n in sorted(left_numbers(mode)))
+	return MappingProxyType({'a': a, 'b': SIDES['b']})
 A_REF = 'refs/bkl-kunit/ab-a'
 A_STATE = 'bkl-kunit-ab-a.json'          # in the prepared repository's .git
 LEFT_FIX = 'a fix (Fixes: tag)'
+LEFT_ASKED = 'left out by --a-side'
 LEFT_CONFLICT = 'does not apply without the fixes before it'
 NOT_DEFINED = 'not defined by any Kconfig file of the pristine tree'
 REFUSED = 'kunit.py build could not select it on the pristine tree'
@@ -146,15 +182,22 @@ def series_commits(main: Path, base: str) -> List[Tuple[str, str, bool]]:
 	return out
 
 
-def tests_commit(main: Path, wt: Path, pristine: str) -> Tuple[str, List[Dict[str, str]]]:
+def tests_commit(main: Path, wt: Path, pristine: str,
+		 mode: str = 'tests') -> Tuple[str, List[Dict[str, str]]]:
 	"""A for --a-side=tests: pristine plus every commit of main's series
 	without a `Fixes:` tag, cherry-picked in order in the A worktree wt
-	(committer and dates kept, so the same series gives the same commits).
-	Returns (commit, [{commit, subject, why}] left out).  Kept as A_REF with
-	its key (the pristine and series commits) in main's .git/A_STATE, and
-	made again only when the key changed."""
+	(committer and dates kept, so the same series gives the same commits);
+	for --a-side=without:...: every commit but the patches named.  A commit
+	that no longer applies is left out too.  Returns (commit, [{commit,
+	subject, why}] left out).  Kept as A_REF with its key (the mode, the
+	pristine and series commits) in main's .git/A_STATE, and made again
+	only when the key changed."""
 	commits = series_commits(main, pristine)
-	key = hashlib.sha256('\n'.join([pristine] + [c for c, _, _ in commits]).encode()).hexdigest()
+	leave = left_numbers(mode)
+	if leave and max(leave) > len(commits):
+		raise UserError(f'--a-side {mode}: the series has {len(commits)} patches')
+	key = hashlib.sha256('\n'.join([mode, pristine] + [c for c, _, _ in commits])
+			     .encode()).hexdigest()
 	state = Path(main) / '.git' / A_STATE
 	try:
 		st = json.loads(state.read_text())
@@ -163,13 +206,15 @@ def tests_commit(main: Path, wt: Path, pristine: str) -> Tuple[str, List[Dict[st
 			return ref, st.get('left_out', [])
 	except (OSError, ValueError):
 		pass
-	print(f'Making A: the pristine tree plus the series without its fixes, in {wt} ...',
+	what = (f'patches {",".join(str(n) for n in sorted(leave))}' if leave else 'its fixes')
+	print(f'Making A: the pristine tree plus the series without {what}, in {wt} ...',
 	      flush=True)
 	tree.git(wt, 'checkout', '-q', '-f', '--detach', pristine)
 	left: List[Dict[str, str]] = []
-	for sha, subject, fix in commits:
-		if fix:
-			left.append({'commit': sha, 'subject': subject, 'why': LEFT_FIX})
+	for number, (sha, subject, fix) in enumerate(commits, 1):
+		if number in leave or (fix and not leave):
+			left.append({'commit': sha, 'subject': subject,
+				     'why': LEFT_ASKED if leave else LEFT_FIX})
 			continue
 		who = tree.git(main, 'log', '-1', '--format=%cn%x00%ce%x00%cD', sha).stdout.strip()
 		name, email, date = who.split('\0')
@@ -198,7 +243,7 @@ def make_a_tree(main: Path, cache: Path, mode: str) -> Tuple[Path, str, str, Lis
 	wt = pristine_dir(cache, main)
 	if not tree.is_worktree_of(wt, main):
 		pristine_tree(main, cache, pristine)
-	commit, left = tests_commit(main, wt, pristine)
+	commit, left = tests_commit(main, wt, pristine, mode)
 	wt, commit, done = pristine_tree(main, cache, commit)
 	return wt, commit, done, left
 
@@ -498,10 +543,14 @@ def format_summary(results: List[ArchAB], sides: Mapping[str, str] = SIDES) -> L
 def add_arguments(p: argparse.ArgumentParser) -> None:
 	"""run's options, less --tree, --apply-series and --compare; --a-side."""
 	runner.add_arguments(p, one_tree=False)
-	p.add_argument('--a-side', choices=list(A_SIDES), default='tests',
+	p.add_argument('--a-side', type=parse_a_side, default='tests',
+		       metavar='{tests,pristine,without:N[-M][,...]}',
 		       help='A: the pristine tree with the series\' patches that have no Fixes: '
-		       'tag (tests; default: a bug test reads "fixed by the series"), or the '
-		       'pristine tree alone (pristine: every case of the series is a new test)')
+		       'tag (tests; default: a bug test reads "fixed by the series"), the '
+		       'pristine tree alone (pristine: every case of the series is a new test), '
+		       'or the series less the patches numbered (without:99-101: a bug test '
+		       'red without those fixes, where the series without every fix does not '
+		       'build)')
 
 
 def _run_side(fn: Callable[[], Any], arch: str, profile: str) -> Any:
