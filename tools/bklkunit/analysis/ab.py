@@ -183,7 +183,7 @@ def series_commits(main: Path, base: str) -> List[Tuple[str, str, bool]]:
 
 
 def tests_commit(main: Path, wt: Path, pristine: str,
-		 mode: str = 'tests') -> Tuple[str, List[Dict[str, str]]]:
+		 mode: str) -> Tuple[str, List[Dict[str, str]]]:
 	"""A for --a-side=tests: pristine plus every commit of main's series
 	without a `Fixes:` tag, cherry-picked in order in the A worktree wt
 	(committer and dates kept, so the same series gives the same commits);
