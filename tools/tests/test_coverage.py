@@ -536,3 +536,12 @@ def test_libgcc_only_from_the_target_multilib(tmp_path):
 	assert gcovinit.has_libgcc(str(cc), [])
 	fake(tmp_path / 'none.a', '.')
 	assert not gcovinit.has_libgcc(str(cc), [])
+
+
+def test_coverage_installs_rsync_for_headers_install() -> None:
+	# The guest's /init is built against `make headers_install`'s UAPI headers,
+	# and that target runs rsync: a fresh Debian 12 without it measured nothing
+	# (2026-12-08, i386: "rsync: not found").
+	from bklkunit.base import deps
+	assert 'rsync' in deps.COVERAGE_PACKAGES
+	assert 'lcov' in deps.COVERAGE_PACKAGES

@@ -16,8 +16,10 @@ BUILD_PACKAGES = ['git', 'make', 'gcc', 'libc6-dev', 'flex', 'bison', 'bc',
 # What running the suites needs beyond building: nothing (the UFS images are
 # carried in the kernel; makefs is needed only to check and remake them).
 RUN_PACKAGES: List[str] = []
-# run --coverage: lcov (geninfo, genhtml) for the reports (docs/coverage.md).
-COVERAGE_PACKAGES = ['lcov']
+# run --coverage: lcov (geninfo, genhtml) for the reports, and rsync, which the
+# kernel's `make headers_install` needs for the UAPI headers that the guest's
+# /init is built against (docs/coverage.md).
+COVERAGE_PACKAGES = ['lcov', 'rsync']
 # What `make test` needs beyond that.
 # checkpatch's SPDX check (scripts/spdxcheck.py), for check-series; and
 # git send-email (with the Mail::Address it needs) for its mail check.
