@@ -793,7 +793,7 @@ def test_guest_timeout_the_option_then_the_profile_then_the_default():
 	assert plan.RunOptions.from_args(_ns(timeout=None, profile='kasan')).guest_timeout() == 900
 	assert plan.RunOptions.from_args(_ns(timeout=77, profile='kasan')).guest_timeout() == 77
 	assert plan.RunOptions.from_args(_ns(timeout=None, profile='kcsan')).guest_timeout() == 2400
-	assert plan.RunOptions.from_args(_ns(timeout=None, profile='faults')).guest_timeout() == 900
+	assert plan.RunOptions.from_args(_ns(timeout=None, profile='faults')).guest_timeout() == 1800
 
 
 def test_main_writes_summary_once_and_reads_each_console_once(main_env, monkeypatch):
